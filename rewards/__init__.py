@@ -5,10 +5,20 @@ the trainer, the evals and a notebook all load the same objects in milliseconds.
 """
 
 from rewards.answer_format import ANSWER_INSTRUCTION, WORKED_EXAMPLES, build_messages, extract_answer, find_final_answer
+from rewards.fingerprint import verifier_fingerprint, verifier_id, verigrpo_version
+from rewards.math_rewards import correctness, format_reward
 from rewards.math_verifier import InvalidReference, grade, is_correct
+from rewards.registry import REWARD_FUNCS, get_reward_funcs
 from rewards.verdict import Reason, Verdict
 
 __all__ = [
+    "REWARD_FUNCS",
+    "correctness",
+    "format_reward",
+    "get_reward_funcs",
+    "verifier_fingerprint",
+    "verifier_id",
+    "verigrpo_version",
     "ANSWER_INSTRUCTION",
     "WORKED_EXAMPLES",
     "InvalidReference",

@@ -84,22 +84,30 @@ _BOX_OPEN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
 
 
 def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, content) of every balanced ``\\boxed{...}``; unclosed boxes are skipped."""
+    """(start, end, content) of every outermost balanced ``\\boxed{...}``, in one linear pass.
+
+    Unclosed boxes (a truncated completion) are skipped.
+    """
+    box_opens = {m.end() - 1: m.start() for m in _BOX_OPEN.finditer(text)}  # brace index -> box start
+    stack: list[int] = []  # indices of open braces
     spans = []
-    pos = 0
-    while (match := _BOX_OPEN.search(text, pos)) is not None:
-        depth, i = 1, match.end()
-        while i < len(text) and depth:
-            if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in "{}":
-                i += 2  # an escaped brace (\{ for sets) does not change depth
-                continue
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        if depth:  # unclosed: truncated completion
-            pos = match.end()
+    open_boxes = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in "{}":
+            i += 2  # an escaped brace (\{ for sets) does not change depth
             continue
-        spans.append((match.start(), i, text[match.end() : i - 1]))
-        pos = i
+        if ch == "{":
+            stack.append(i)
+            open_boxes += i in box_opens
+        elif ch == "}" and stack:
+            brace = stack.pop()
+            if brace in box_opens:
+                open_boxes -= 1
+                if open_boxes == 0:  # outermost box closed
+                    spans.append((box_opens[brace], i + 1, text[brace + 1 : i]))
+        i += 1
     return spans
 
 

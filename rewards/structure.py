@@ -320,7 +320,11 @@ def split_quantity(text: str) -> Quantity:
     m = explicit or _QUANTITY.match(text)
     if m:
         words = re.findall(r"[A-Za-z]+", m.group("unit"))
-        if words and not any(w.lower() in _NOT_UNITS for w in words) and (explicit or len(words) > 1 or len(words[0]) > 1):
+        if (
+            words
+            and not any(w.lower() in _NOT_UNITS for w in words)
+            and (explicit or len(words) > 1 or len(words[0]) > 1)
+        ):
             text = _unwrap_command(m.group("core"), _TEXT_CMD).strip()
             unit = " ".join(_singular(_UNIT_SYNONYMS.get(w.lower(), w.lower())) for w in words)
     if not percent and text.endswith("%"):

@@ -40,7 +40,9 @@ class TooComplex(ValueError):
     """The expression exceeds a size or magnitude bound."""
 
 
-_PLAIN_FUNCS = re.compile(r"(?<![\\A-Za-z])(sqrt|sin|cos|tan|cot|sec|csc|log|ln|exp|pi|theta|alpha|beta|infty)(?![A-Za-z])")
+_PLAIN_FUNCS = re.compile(
+    r"(?<![\\A-Za-z])(sqrt|sin|cos|tan|cot|sec|csc|log|ln|exp|pi|theta|alpha|beta|infty)(?![A-Za-z])"
+)
 _DECIMAL = re.compile(r"(?<![\d.])(\d+)\.(\d+)(?![\d.])")
 
 
@@ -233,8 +235,16 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
             equal = _expr_equal(candidate, reference)
             if not equal and reference_places is not None:
                 equal = rounds_to(candidate, reference_places, reference)
-    except (TypeError, ValueError, AttributeError, NotImplementedError, RecursionError, ZeroDivisionError,
-            sympy.PolynomialError, sympy.polys.polyerrors.PolificationFailed) as exc:
+    except (
+        TypeError,
+        ValueError,
+        AttributeError,
+        NotImplementedError,
+        RecursionError,
+        ZeroDivisionError,
+        sympy.PolynomialError,
+        sympy.polys.polyerrors.PolificationFailed,
+    ) as exc:
         # sympy failing on a candidate-built expression counts against the candidate, and says so
         return "cand_too_complex", f"sympy could not compare: {type(exc).__name__}: {exc}"
     return ("equal" if equal else "different"), f"{candidate} vs {reference}"

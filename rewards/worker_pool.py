@@ -91,7 +91,9 @@ class WorkerPool:
             self._all.append(worker)
         return worker
 
-    def compare(self, candidate: str, reference: str, places: int | None, timeout: float = TIMEOUT_S) -> tuple[str, str]:
+    def compare(
+        self, candidate: str, reference: str, places: int | None, timeout: float = TIMEOUT_S
+    ) -> tuple[str, str]:
         """Run ``rewards.symbolic.compare`` in a worker; a timeout is reported as ``timeout``."""
         with self._slots:
             with self._lock:

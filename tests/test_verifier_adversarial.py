@@ -1,0 +1,148 @@
+"""Adversarial candidates: code never runs, huge inputs return False fast, in any thread."""
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from rewards import InvalidReference, Reason, grade, is_correct
+from rewards.math_verifier import check
+from rewards.worker_pool import WorkerPool
+
+BOUND_S = 3.0  # generous for a loaded CI box; scripts/bench_verifier.py reports the real maximum
+
+
+def injection_strings(marker):
+    m = str(marker)
+    return [
+        f"__import__('pathlib').Path('{m}').touch()",
+        f"__import__('os').system('touch {m}')",
+        f"open('{m}', 'w').write('1')",
+        f"(lambda: __import__('pathlib').Path('{m}').touch())()",
+        f"\\text{{{m}}}; __import__('os').system('touch {m}')",
+        f"exec(\"open('{m}','w')\")",
+        f"eval(\"__import__('pathlib').Path('{m}').touch()\")",
+        f"getattr(__builtins__, 'exec')(\"open('{m}','w')\")",
+        f"x = __import__('pathlib').Path('{m}').touch()",
+        f"\\frac{{__import__('pathlib').Path('{m}').touch()}}{{1}}",
+    ]
+
+
+@pytest.mark.parametrize("index", range(10))
+def test_injection_never_executes(tmp_path, index):
+    marker = tmp_path / "pwned"
+    candidate = injection_strings(marker)[index]
+    assert is_correct(candidate, "0") is False
+    assert is_correct(candidate, "x") is False
+    assert not marker.exists()
+
+
+def test_injected_reference_is_a_dataset_error_and_does_not_execute(tmp_path):
+    marker = tmp_path / "pwned"
+    with pytest.raises(InvalidReference):
+        is_correct("1", f"__import__('pathlib').Path('{marker}').touch()")
+    assert not marker.exists()
+
+
+HUGE = [
+    pytest.param("9**9**9**9", id="python-tower"),
+    pytest.param("9^{9^{9^{9}}}", id="latex-tower"),
+    pytest.param("10^{10^{10}}", id="power-tower-2"),
+    pytest.param("2^{10^{100}}", id="huge-exponent"),
+    pytest.param("1000000!", id="factorial"),
+    pytest.param("(10^{6})!", id="factorial-expr"),
+    pytest.param("1e999999999", id="sci-exponent"),
+    pytest.param("9" * 100_000, id="100k-digits"),
+    pytest.param("(" * 500 + "1" + ")" * 500, id="deep-parens"),
+    pytest.param("\\frac{" * 200 + "1" + "}{2}" * 200, id="deep-fracs"),
+    pytest.param("\\sqrt{" * 300 + "2" + "}" * 300, id="deep-sqrt"),
+    pytest.param("x" * 1_000_000, id="megabyte"),
+    pytest.param("1+" * 400_000 + "1", id="long-sum"),
+    pytest.param("(x+1)^{100000}", id="big-polynomial-power"),
+    pytest.param("\\{" * 300 + "\\}" * 300, id="deep-sets"),
+]
+
+
+@pytest.mark.parametrize("candidate", HUGE)
+def test_huge_inputs_are_false_fast(candidate):
+    start = time.monotonic()
+    outcome = check(candidate, "5")
+    assert outcome.equal is False
+    assert outcome.reason in (Reason.TOO_COMPLEX, Reason.UNPARSEABLE, Reason.MISMATCH)
+    assert time.monotonic() - start < BOUND_S
+
+
+def test_huge_inputs_from_worker_threads():
+    candidates = [p.values[0] for p in HUGE]
+    start = time.monotonic()
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda c: is_correct(c, "5"), candidates))
+    assert results == [False] * len(candidates)
+    assert time.monotonic() - start < BOUND_S * 3
+
+
+def test_verifier_runs_in_a_thread_and_in_asyncio():
+    out = {}
+    thread = threading.Thread(target=lambda: out.setdefault("r", is_correct("2(x+1)", "2x+2")))
+    thread.start()
+    thread.join()
+
+    async def main():
+        return is_correct(r"\frac{1}{2}", "0.5"), await asyncio.to_thread(is_correct, "x^2", "x*x")
+
+    assert out["r"] is True
+    assert asyncio.run(main()) == (True, True)
+
+
+def test_timeout_kills_the_worker_and_recovers():
+    pool = WorkerPool(size=1)
+    try:
+        heavy = "(x+1)^{300}(x-1)^{300}"
+        status, _ = pool.compare(heavy, "(x^2-1)^{300}", None, timeout=0.01)
+        assert status == "timeout"
+        (killed,) = [w for w in pool._idle]  # the replacement worker
+        assert killed.proc.poll() is None
+        assert pool.compare("2x", "x+x", None, timeout=30)[0] == "equal"
+    finally:
+        pool.close()
+    assert all(w.proc.poll() is not None for w in pool._all) and not pool._all
+
+
+def test_timeout_is_reported_as_too_complex_not_error(monkeypatch):
+    from rewards import worker_pool
+
+    monkeypatch.setattr(worker_pool, "TIMEOUT_S", 0.001)
+    monkeypatch.setattr(WorkerPool.compare, "__defaults__", (0.001,))
+    outcome = check("(x+1)^{300}(x-1)^{300}", "(x^2-1)^{300}")
+    assert outcome.equal is False and outcome.reason is Reason.TOO_COMPLEX
+
+
+def test_worker_survives_a_fork(tmp_path):
+    """A forked child (e.g. a DataLoader worker) must get its own pool, not the parent's pipes."""
+    assert is_correct("x+x", "2x")
+    code = "import os, sys\nfrom rewards import is_correct\nprint(is_correct('x+x', '2x'))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "True", result.stderr
+    if hasattr(os, "fork"):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(w, b"1" if is_correct("x*3", "3x") else b"0")
+            os._exit(0)
+        os.waitpid(pid, 0)
+        assert os.read(r, 1) == b"1"
+
+
+def test_grade_explains_every_reason():
+    assert grade("ANSWER: 18", "16").explanation == "got '18', want '16'"
+    assert grade("no answer here", "16").reason is Reason.NO_ANSWER
+    assert grade("ANSWER: 1\nANSWER: 2", "1").reason is Reason.HEDGED
+    assert grade("ANSWER: 9^{9^{9^{9}}}", "1").reason is Reason.TOO_COMPLEX
+    assert grade("ANSWER: \uff11", "1").reason is Reason.UNPARSEABLE
+    with pytest.raises(InvalidReference, match="cannot be parsed"):
+        grade("ANSWER: 1", "\\frac{")
