@@ -47,20 +47,23 @@ def _prepare_reference(reference: str):
     if not isinstance(reference, str):
         raise TypeError(f"reference must be str, got {type(reference).__name__}")
     try:
-        return structure.parse_structure(structure.normalize(reference), equations=True)
+        return structure.parse_structure(structure.normalize(reference), equations=structure.REFERENCE)
     except (structure.Unparseable, structure.TooComplex) as exc:
         raise InvalidReference(f"reference {reference!r} cannot be parsed: {exc}") from None
 
 
 def _is_equation(tree) -> bool:
-    return isinstance(tree, Leaf) and "=" in tree.text
+    return isinstance(tree, Leaf) and tree.equation
 
 
 def _prepare_candidate(candidate: str, reference_tree):
     if len(candidate) > MAX_CANDIDATE_CHARS:
         raise _CandidateFailed(Reason.TOO_COMPLEX, f"answer longer than {MAX_CANDIDATE_CHARS} characters")
     try:
-        return structure.parse_structure(structure.normalize(candidate), equations=_is_equation(reference_tree))
+        return structure.parse_structure(
+            structure.normalize(candidate),
+            equations=structure.EQUATION if _is_equation(reference_tree) else structure.VALUE,
+        )
     except structure.TooComplex as exc:
         raise _CandidateFailed(Reason.TOO_COMPLEX, str(exc)) from None
     except structure.Unparseable as exc:

@@ -45,16 +45,17 @@ _UNICODE = {
 }
 
 _HEDGE_MARKERS = re.compile(r"\\approx|\\simeq|\\sim\b|\\thickapprox|≈|~=|\.\.\.|\\ldots|\\cdots|\\dots|\?")
-_SPACING = re.compile(r"(?<!\\)\\[,;:! ]|\\q?quad\b|\\displaystyle|\\[lr]?vert(?=[|])|\\(?:big|Big|bigg|Bigg)[lr]?\b")
+_SPACING = re.compile(r"(?<!\\)\\[,;: ]|\\q?quad\b|\\displaystyle|\\[lr]?vert(?=[|])|\\(?:big|Big|bigg|Bigg)[lr]?\b")
 _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[\s(\[\]).|\\])\s*(\.)?")
-_TEXT_CMD = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|operatorname)\s*\{")
+_TEXT_CMD = re.compile(r"\\(?:text|textbf|textit|textrm|textnormal|mathrm|mathbf|mbox|operatorname)\s*\{")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree\b")
 _NAME = re.compile(r"^(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?(?:\([A-Za-z]\))?$")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_OR_WORDS = re.compile(r"\s*(?:\\text\{\s*(?:or|and)\s*\}|\b(?:or|and)\b)\s*")
+_SPACE_THOUSANDS = re.compile(r"\b(\d{1,3}(?: \d{3})+)\b(?![.,]?\d)")
+_OR_WORDS = re.compile(r"\s*,?\s*(?:\\text\{\s*(?:or|and)\s*\}|\b(?:or|and)\b)\s*")
 _RELATIONS = re.compile(r"<|>|\\le|\\ge|\\leq|\\geq|\\neq|\\ne|\\lt|\\gt")
-_OPEN = {"(": ")", "[": "]", r"\{": r"\}", r"\langle": r"\rangle"}
-_CLOSE = {")", "]", r"\}", r"\rangle"}
+_OPEN = {"(": ")", "[": "]", r"\{": r"\}", "{": "}", r"\langle": r"\rangle"}
+_CLOSE = {")", "]", r"\}", "}", r"\rangle"}
 
 
 def _unwrap_command(text: str, pattern: re.Pattern) -> str:
@@ -109,14 +110,24 @@ def normalize(text: str) -> str:
     text = _strip_wrappers(text)
     text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
     text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
+    text = text.replace("{,}", ",").replace(r"\!", "").replace(r"\cfrac", r"\frac")
+    text = re.sub(r"(?<=\d)\\,(?=\d{3}\b)", " ", text)  # 1\,000 thin-space thousands
     text = _SPACING.sub(" ", text)
+    for plain, tex in ((">=", r"\ge "), ("<=", r"\le "), ("!=", r"\ne "), (r"\lt", "<"), (r"\gt", ">")):
+        text = text.replace(plain, tex)
+    text = re.sub(r"\s*\b(?:percent|percentage|pct)\b\.?$", "%", text)
     text = _LEFT_RIGHT.sub("", text)
     text = _DEGREES.sub(" degrees", text)
     if _HEDGE_MARKERS.search(text):
         raise Unparseable("approximate or open-ended answer (≈, ~, ..., ?)")
     text = " ".join(text.split())
+    text = re.sub(r"^([-+]?)\s*\$\s*(?=[\d.])", r"\1", text)  # currency sign: $18, -$5
+    if _SPACE_THOUSANDS.fullmatch(text.lstrip("-+")):
+        text = text.replace(" ", "")
     if not text:
         raise Unparseable("empty answer")
+    if re.search(r"\d\s+\d", text) and not re.fullmatch(r"[-+]?\d+\s+\d+\s*/\s*\d+", text):
+        raise Unparseable("digits separated by a space: neither one number nor a list")
     depth = max_depth = 0
     for ch in text:
         depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
@@ -132,6 +143,7 @@ def normalize(text: str) -> str:
 @dataclass(frozen=True)
 class Leaf:
     text: str
+    equation: bool = False  # a two-sided equation compared as an equation (x^2 + y^2 = 1)
 
 
 @dataclass(frozen=True)
@@ -211,12 +223,16 @@ def _outer_brackets(text: str) -> tuple[str, str, str] | None:
 _MATRIX = re.compile(r"^\\begin\{([pbBvV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}$", re.S)
 
 
-def parse_structure(text: str, equations: bool = False):
+VALUE, REFERENCE, EQUATION = "value", "reference", "equation"
+
+
+def parse_structure(text: str, equations: str = VALUE):
     """The top-level shape of a normalized answer: Leaf, Collection, Chain or Matrix.
 
-    With ``equations`` (the reference is an equation like ``x^2 + y^2 = 1``), a two-sided
-    equation whose left side is not a bare name stays one leaf, compared as an equation.
-    Otherwise ``x = 3`` means the value 3 and ``2 + 1 = 3`` is a chain whose parts must all match.
+    ``equations`` says what ``=`` means. VALUE (a candidate for a value): ``x = 3`` is the value 3
+    and ``2 + 1 = 3`` is a chain whose parts must all match. REFERENCE: the same, except that an
+    equation whose left side is not a bare name (``x^2 + y^2 = 1``) stays one leaf, compared as an
+    equation. EQUATION (a candidate for such a reference): every two-sided equation stays a leaf.
     """
     if m := _MATRIX.match(text):
         rows = [r for r in (row.strip() for row in m.group(2).split(r"\\")) if r]
@@ -229,54 +245,67 @@ def parse_structure(text: str, equations: bool = False):
         return _collection([parse_structure(p, equations) for p in hedge], ordered=False, brackets="set")
     if r"\pm" in text or "+-" in text:
         sign_split = _split_top(text, re.compile(r"\\pm|\+-"))
-        if len(sign_split) == 2:
+        if len(sign_split) == 1:
+            pass  # every \pm is inside brackets: handled per element
+        elif len(sign_split) == 2:
             head, tail = sign_split
             plus = f"{head}+({tail})" if head else tail
             return _collection([Leaf(plus), Leaf(f"{head}-({tail})")], ordered=False, brackets="set")
-        raise Unparseable(r"more than one \pm")
+        else:
+            raise Unparseable(r"more than one \pm")
     union = _split_top(text, re.compile(r"\\cup|\bU\b"))
     if len(union) > 1:
         return _collection([parse_structure(p, equations) for p in union], ordered=False, brackets="set")
     if r"\in" in text and not _RELATIONS.search(text):
         head, sep, tail = text.partition(r"\in")
         if _NAME.match(head.strip()):
-            return parse_structure(tail.strip())
+            return parse_structure(tail.strip(), equations)
     if "=" in text and not _RELATIONS.search(text):
         parts = _split_top(text, re.compile(r"(?<![<>!\\])=(?!=)"))
         if len(parts) > 1:
+            if equations == EQUATION and len(parts) == 2:
+                return Leaf("=".join(parts), equation=True)
             while len(parts) > 1 and _NAME.match(parts[0]):
                 parts = parts[1:]
-            if equations and len(parts) == 2:
-                return Leaf("=".join(parts))
+            if equations == REFERENCE and len(parts) == 2:
+                return Leaf("=".join(parts), equation=True)
             if any(not p for p in parts):
                 raise Unparseable("empty side of an equation")
-            nodes = [parse_structure(p) for p in parts]
+            nodes = [parse_structure(p, equations) for p in parts]
             return nodes[0] if len(nodes) == 1 else Chain(tuple(nodes))
     if outer := _outer_brackets(text):
         opener, inner, closer = outer
         items = _split_top(inner, re.compile(","))
-        if len(items) > 1 or opener == r"\{":
+        if len(items) > 1 or opener == r"\{" or (opener == "{" and len(items) > 1):
             if any(not i for i in items):
                 raise Unparseable("empty element")
-            nodes = [parse_structure(i) for i in items]
-            if opener == r"\{":
+            nodes = [parse_structure(i, VALUE) for i in items]
+            if opener in (r"\{", "{"):
                 return _collection(nodes, ordered=False, brackets="set")
             return _collection(nodes, ordered=True, brackets=opener + closer)
-        if opener == "(" and closer == ")":
-            return parse_structure(inner.strip())
+        if (opener, closer) in (("(", ")"), ("{", "}"), ("[", "]")) and _MATRIX.match(inner.strip()):
+            return parse_structure(inner.strip(), equations)  # \left[\begin{array}...\end{array}\right]
+        if (opener, closer) in (("(", ")"), ("{", "}")):
+            return parse_structure(inner.strip(), equations)
     if "," in text and not _THOUSANDS.match(text):
         items = _split_top(text, re.compile(","))
         if len(items) > 1:
             if any(not i for i in items):
                 raise Unparseable("empty element")
-            return _collection([parse_structure(i) for i in items], ordered=False, brackets="set")
+            return _collection([parse_structure(i, equations) for i in items], ordered=False, brackets="set")
     return Leaf(text)
 
 
 def _collection(nodes: list, ordered: bool, brackets: str) -> Collection:
+    if not ordered:  # {1 \pm \sqrt{5}, -2} and "19, 46, and 82" are flat sets
+        nodes = [n for node in nodes for n in (node.items if _is_set(node) else (node,))]
     if len(nodes) > MAX_ITEMS:
         raise TooComplex(f"more than {MAX_ITEMS} elements")
     return Collection(tuple(nodes), ordered, brackets)
+
+
+def _is_set(node) -> bool:
+    return isinstance(node, Collection) and not node.ordered
 
 
 # ---- units, currency, percent ------------------------------------------------------------
@@ -315,7 +344,11 @@ def split_quantity(text: str) -> Quantity:
     text = re.sub(r"^(-?)\s*\$\s*", r"\1", text)
     unit = ""
     # a unit written in \text{} may be one letter (5\text{ m}); a bare trailing letter is a variable
-    explicit = re.match(r"^(?P<core>.*?[\d}.])\s*\\(?:text|mbox|mathrm)\s*\{(?P<unit>[A-Za-z ./^\d]+)\}$", text)
+    explicit = re.match(
+        r"^(?P<core>.*?[\d}.])\s*\\(?:text|textbf|textnormal|textit|textrm|mbox|mathrm)\s*\{(?P<unit>[A-Za-z ./^\d]+)\}"
+        r"(?P<power>\^\{?\d\}?)?$",
+        text,
+    )
     text = _unwrap_command(text, _TEXT_CMD).strip()
     m = explicit or _QUANTITY.match(text)
     if m:
@@ -327,12 +360,14 @@ def split_quantity(text: str) -> Quantity:
         ):
             text = _unwrap_command(m.group("core"), _TEXT_CMD).strip()
             unit = " ".join(_singular(_UNIT_SYNONYMS.get(w.lower(), w.lower())) for w in words)
+            if explicit and explicit.group("power"):
+                unit += "^" + explicit.group("power").strip("^{}")
     if not percent and text.endswith("%"):
         percent, text = True, text[:-1].rstrip()
     return Quantity(" ".join(text.split()), unit, percent)
 
 
-_TEXT_ANSWER = re.compile(r"^\(?[A-Za-z][A-Za-z ']*\)?$")
+_TEXT_ANSWER = re.compile(r"^\(?[A-Za-z][A-Za-z ']*\)?$|^\d{1,2}:\d{2}$")
 
 
 def text_answer(text: str) -> str | None:

@@ -16,10 +16,11 @@ from functools import lru_cache
 import sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
 from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
+from sympy.core.relational import Relational
 
 MAX_NODES = 400
-MAX_LOG10 = 2000.0  # largest |value| we let sympy build: 10**2000
-MAX_FACTORIAL = 500
+MAX_LOG10 = 20000.0  # largest |value| we let sympy build: 10**20000 (2004! is ~10**5700)
+MAX_FACTORIAL = 5000
 
 _NORMALIZATION = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none", equations=False
@@ -161,6 +162,11 @@ def _probe_differs(a: sympy.Expr, b: sympy.Expr) -> bool:
     return False
 
 
+def _is_logical(expr) -> bool:
+    """Relations, And/Or, true/false. (Not ``Boolean``: sympy's Symbol is a Boolean subclass.)"""
+    return isinstance(expr, (Relational, sympy.logic.boolalg.BooleanFunction, sympy.logic.boolalg.BooleanAtom))
+
+
 def _expr_equal(a, b) -> bool:
     if a == b:
         return True
@@ -170,35 +176,58 @@ def _expr_equal(a, b) -> bool:
         return all(_expr_equal(x, y) for x, y in zip(a, b))
     if isinstance(a, sympy.Set) or isinstance(b, sympy.Set):
         return isinstance(a, sympy.Set) and isinstance(b, sympy.Set) and sympy.simplify(a) == sympy.simplify(b)
-    if isinstance(a, sympy.logic.boolalg.Boolean) or isinstance(b, sympy.logic.boolalg.Boolean):
+    if _is_logical(a) or _is_logical(b):
         return False  # relations are handled by relations_equal; a chain (And) never equals a value
     if not (isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr)):
         return False
     if a.has(sympy.oo, -sympy.oo) or b.has(sympy.oo, -sympy.oo):
         return False  # only identical infinities (a == b above) are equal
+    if a.doit() == b.doit():  # the grammar leaves some products unevaluated; doit canonicalizes them
+        return True
     if _probe_differs(a, b):
         return False
     return sympy.simplify(a - b) == 0
 
 
-_FLIP = {sympy.StrictGreaterThan: sympy.StrictLessThan, sympy.GreaterThan: sympy.LessThan}
-
-
-def _relation_key(rel):
-    cls, lhs, rhs = type(rel), rel.lhs, rel.rhs
-    if cls in _FLIP:
-        cls, lhs, rhs = _FLIP[cls], rhs, lhs
-    return cls, lhs - rhs
+def _relation_form(rel) -> tuple[str, sympy.Expr]:
+    """``a > b`` -> ("lt", b - a): every relation as ``expr <op> 0`` with op in =, !=, <, <=."""
+    if isinstance(rel, (sympy.StrictGreaterThan, sympy.GreaterThan)):
+        return ("lt" if isinstance(rel, sympy.StrictGreaterThan) else "le"), rel.rhs - rel.lhs
+    kinds = {sympy.Equality: "eq", sympy.Unequality: "ne", sympy.StrictLessThan: "lt", sympy.LessThan: "le"}
+    return kinds[type(rel)], rel.lhs - rel.rhs
 
 
 def relations_equal(a, b) -> bool:
-    ka, kb = _relation_key(a), _relation_key(b)
-    if ka[0] is not kb[0]:
+    """Same relation and the same solution set: one side a constant multiple of the other
+    (any nonzero constant for = and !=, a positive one for inequalities)."""
+    (kind_a, expr_a), (kind_b, expr_b) = _relation_form(a), _relation_form(b)
+    if kind_a != kind_b:
         return False
-    if _expr_equal(ka[1], kb[1]):
+    if _expr_equal(expr_a, expr_b):
         return True
-    # x = 3 is the same equation as 3 = x; for inequalities the orientation is fixed above
-    return ka[0] in (sympy.Equality, sympy.Unequality) and _expr_equal(ka[1], -kb[1])
+    if expr_b == 0 or not (expr_a.free_symbols or expr_b.free_symbols):
+        return False
+    ratio = sympy.simplify(expr_a / expr_b)
+    if not ratio.is_number or ratio.free_symbols or ratio.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        return False
+    if kind_a in ("eq", "ne"):
+        return ratio.is_nonzero is True and ratio.is_real is True
+    return ratio.is_positive is True
+
+
+def _boolean_equal(a, b) -> bool:
+    """``f(2) < f(1) < f(4)`` parses to And(...): same connective, relations matched one to one."""
+    if type(a) is not type(b) or len(a.args) != len(b.args):
+        return False
+    unmatched = list(b.args)
+    for arg in a.args:
+        for k, other in enumerate(unmatched):
+            if isinstance(arg, Relational) and isinstance(other, Relational) and relations_equal(arg, other):
+                del unmatched[k]
+                break
+        else:
+            return False
+    return True
 
 
 def rounds_to(candidate, reference_places: int, reference) -> bool:
@@ -227,9 +256,11 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
     except TooComplex as exc:
         return "cand_too_complex", str(exc)
     try:
-        if isinstance(reference, sympy.core.relational.Relational):
-            equal = isinstance(candidate, sympy.core.relational.Relational) and relations_equal(candidate, reference)
-        elif isinstance(candidate, sympy.core.relational.Relational):
+        if isinstance(reference, Relational):
+            equal = isinstance(candidate, Relational) and relations_equal(candidate, reference)
+        elif isinstance(reference, (sympy.And, sympy.Or)):
+            equal = _boolean_equal(candidate, reference)
+        elif _is_logical(candidate):
             equal = False
         else:
             equal = _expr_equal(candidate, reference)

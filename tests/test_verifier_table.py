@@ -23,6 +23,11 @@ POSITIVES = [
     P("1,234,567", "1234567", id="thousands-2"),
     P("12,345.5", "12345.5", id="thousands-decimal"),
     P("-1,000", "-1000", id="thousands-negative"),
+    P("1 234", "1234", id="thousands-space"),
+    P(r"1\,000", "1000", id="thousands-thin-space"),
+    P(r"14{,}916", "14916", id="thousands-latex-braced"),
+    P(r"16,\!386.20", "16386.2", id="thousands-latex-negspace"),
+    P(r"\$1,000.99", "1000.99", id="thousands-currency"),
     # --- decimals and trailing zeros ---
     P("2.50", "2.5", id="dec-trailing"),
     P("2.5", "2.50", id="dec-ref-trailing"),
@@ -227,7 +232,10 @@ NEGATIVES = [
     P("1,2", "12", id="comma-collapse"),
     P("32, 349", "32349", id="comma-space-collapse"),
     P("12,34", "1234", id="bad-thousands"),
-    P("1 234", "1234", id="space-thousands"),
+    P("12 34", "1234", id="bad-space-thousands"),
+    P("1 2", "12", id="space-collapse"),
+    P("2 3", "6", id="space-is-not-multiplication"),
+    P("2 3", "23", id="space-is-not-concatenation"),
     P("1,234", "1.234", id="comma-vs-decimal"),
     # --- intervals / tuples / sets ---
     P("(0, 9)", "[0, 9)", id="interval-open-vs-closed"),
