@@ -17,6 +17,7 @@ import sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
 from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
 from sympy.core.relational import Relational
+from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
 MAX_NODES = 400
 MAX_LOG10 = 20000.0  # largest |value| we let sympy build: 10**20000 (2004! is ~10**5700)
@@ -186,7 +187,13 @@ def _expr_equal(a, b) -> bool:
         return True
     if _probe_differs(a, b):
         return False
-    return sympy.simplify(a - b) == 0
+    difference = a - b
+    # cheap canonical forms first; full simplify (the slow one) last
+    if sympy.expand(difference) == 0 or sympy.cancel(difference) == 0:
+        return True
+    if difference.has(TrigonometricFunction) and sympy.trigsimp(difference) == 0:
+        return True
+    return sympy.simplify(difference) == 0
 
 
 def _relation_form(rel) -> tuple[str, sympy.Expr]:
@@ -207,7 +214,11 @@ def relations_equal(a, b) -> bool:
         return True
     if expr_b == 0 or not (expr_a.free_symbols or expr_b.free_symbols):
         return False
-    ratio = sympy.simplify(expr_a / expr_b)
+    ratio = sympy.cancel(expr_a / expr_b)
+    if ratio.free_symbols:
+        if _probe_differs(ratio, ratio.subs({s: s + 1 for s in ratio.free_symbols})):
+            return False  # not constant
+        ratio = sympy.simplify(ratio)
     if not ratio.is_number or ratio.free_symbols or ratio.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
         return False
     if kind_a in ("eq", "ne"):
@@ -269,7 +280,6 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
     except (
         TypeError,
         ValueError,
-        AttributeError,
         NotImplementedError,
         RecursionError,
         ZeroDivisionError,
@@ -279,6 +289,30 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
         # sympy failing on a candidate-built expression counts against the candidate, and says so
         return "cand_too_complex", f"sympy could not compare: {type(exc).__name__}: {exc}"
     return ("equal" if equal else "different"), f"{candidate} vs {reference}"
+
+
+# Parsed and compared once at worker start-up: ANTLR builds its prediction tables and sympy fills
+# its caches lazily, which otherwise makes the first few real comparisons 5-20x slower.
+_WARM_UP = (
+    (r"\frac{a}{b}+\sqrt{c}-d^{2}", r"\sqrt[3]{a}\cdot b"),
+    (r"(p+q)^3", r"p^3+3p^2q+3pq^2+q^3"),
+    (r"\sin^2(t)+\cos(t)\tan(t)", r"\sec^2(t)-\log(t)+\ln(t)"),
+    (r"\frac{t^2-4}{t-2}", r"t+2"),
+    (r"e^{3}\pi", r"3!+\frac{7}{9}"),
+    (r"2(k-1)", r"2k-2"),
+    (r"k^2 > 4", r"4 < k^2"),
+    (r"a^2+b^2=9", r"9=b^2+a^2"),
+    (r"\begin{pmatrix}1&k\\0&1\end{pmatrix}", r"\begin{pmatrix}1&k\\0&1\end{pmatrix}"),
+    (r"\cos(2t)", r"\cos^2(t)-\sin^2(t)"),
+    (r"\log(9)", r"2\log(3)"),
+    (r"\frac{1}{\cos^2(t)}", r"1+\tan^2(t)"),
+)
+
+
+def _warm_up() -> None:
+    for candidate, reference in _WARM_UP:
+        compare(candidate, reference)
+    parse_leaf.cache_clear()
 
 
 def serve() -> None:
@@ -292,6 +326,7 @@ def serve() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.setrecursionlimit(5000)
     out = sys.stdout
+    _warm_up()
     out.write("ready\n")
     out.flush()
     for line in sys.stdin:

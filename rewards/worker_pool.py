@@ -128,6 +128,18 @@ class WorkerPool:
             worker.kill()
 
 
+def warm_up() -> None:
+    """Start the worker processes now (~0.5 s each) instead of on the first symbolic comparison."""
+    pool = get_pool()
+    threads = [
+        threading.Thread(target=pool.compare, args=("x", "x", None, STARTUP_TIMEOUT_S)) for _ in range(POOL_SIZE)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 _pool: WorkerPool | None = None
 _pool_lock = threading.Lock()
 

@@ -1,0 +1,249 @@
+"""Benchmark ``rewards.is_correct`` against Math-Verify in one run, and print the ratios.
+
+    python scripts/bench_verifier.py [--numeric 10000] [--skip-math-verify]
+
+Three mixes: GSM8K-style numeric pairs (throughput), a LaTeX-and-symbolic mix and an
+adversarial mix (latency: median / p99 / max per call). Targets (issue #2): >= 5x Math-Verify's
+calls/s on numeric pairs, p99 <= 50 ms on the symbolic mix, no call over 1 s on adversarial input.
+Math-Verify is a dev dependency used only here, as the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+from rewards import is_correct
+from rewards.math_verifier import InvalidReference
+from rewards.worker_pool import warm_up
+
+SYMBOLIC = [
+    (r"\frac{1}{2}", "0.5"),
+    (r"\dfrac{3}{4}", "3/4"),
+    (r"2\frac{1}{2}", "5/2"),
+    (r"\sqrt{8}", r"2\sqrt{2}"),
+    (r"\frac{\sqrt{3}}{2}", r"\frac{\sqrt3}{2}"),
+    (r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}"),
+    (r"2\pi", r"\pi \cdot 2"),
+    ("2(x+1)", "2x+2"),
+    ("(x+1)^2", "x^2+2x+1"),
+    (r"\frac{x^2-1}{x-1}", "x+1"),
+    (r"\sin^2(x)+\cos^2(x)", "1"),
+    (r"3\sqrt{2}+\sqrt{2}", r"4\sqrt{2}"),
+    ("x^2", "x^3"),
+    ("2x+1", "2x+2"),
+    (r"\sqrt{3}", r"\sqrt{2}"),
+    ("(1, 2)", "(1,2)"),
+    (r"\{1, 2\}", r"\{2, 1\}"),
+    ("[0, 9)", "[0,9)"),
+    ("(0, 9)", "[0, 9)"),
+    (r"(-\infty, 2) \cup (3, \infty)", r"(3,\infty)\cup(-\infty,2)"),
+    (r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}", r"\begin{pmatrix}1&2\\3&4\end{pmatrix}"),
+    ("x = 3", "3"),
+    ("y = 2x + 1", "y = 1 + 2x"),
+    ("x^2 + y^2 = 1", "y^2 + x^2 = 1"),
+    ("x < 5", "5 > x"),
+    (r"50\%", r"50\%"),
+    (r"5\text{ cm}", r"5\text{ cm}"),
+    (r"1 \pm \sqrt{19}", r"1 \pm \sqrt{19}"),
+    (r"\frac{9}{4}\pi", r"\frac94\pi"),
+    (r"\tan^2(y)+1", r"\sec^2(y)"),
+    ("34x+45y-20z+100=0", "-34x-45y+20z-100=0"),
+    (r"\frac{x+2}{7}", r"\frac{x}{7}+\frac{2}{7}"),
+    (r"1 - \frac{1}{e}", r"1 + \frac{1}{e}"),
+    (r"\frac{1}{2004!}", r"\frac{1}{2006!}"),
+    (r"e^{2}", r"e^2"),
+    (r"\log(8)", r"3\log(2)"),
+    (r"\sqrt[3]{27}", "3"),
+    (r"\frac{\pi}{2}", r"\pi/2"),
+    ("3 or 4", "4"),
+    (r"\text{(C)}", "C"),
+    # MATH-style answers, right and wrong
+    (r"\frac{14}{3}", r"\frac{14}{3}"),
+    (r"4\frac{2}{3}", r"\frac{14}{3}"),
+    (r"\frac{13}{3}", r"\frac{14}{3}"),
+    (r"3\sqrt{13}", r"\sqrt{117}"),
+    (r"2\sqrt{13}", r"\sqrt{117}"),
+    (r"\frac{3}{56}", "3/56"),
+    (r"\frac{\sqrt{2}}{4}", r"\frac{1}{2\sqrt{2}}"),
+    (r"\frac{\sqrt{6}}{3}", r"\sqrt{\frac{2}{3}}"),
+    (r"\frac{5\sqrt{42}}{27}", r"\frac{10\sqrt{10.5}}{27}"),
+    (r"6\pi", r"6\pi"),
+    (r"36\pi", r"6\pi"),
+    (r"\frac{\pi}{3}", r"60^\circ"),
+    (r"-\frac{1}{2}", r"-0.5"),
+    (r"\frac{1}{12}", r"0.0833"),
+    (r"x^2+7x+10", "(x+2)(x+5)"),
+    (r"x^2+7x+10", "(x+2)(x+4)"),
+    (r"2x^2-8", "2(x-2)(x+2)"),
+    (r"\frac{1}{x-1}-\frac{1}{x+1}", r"\frac{2}{x^2-1}"),
+    (r"\frac{a+b}{ab}", r"\frac{1}{a}+\frac{1}{b}"),
+    (r"(a+b)^3", "a^3+3a^2b+3ab^2+b^3"),
+    (r"(a-b)^2", "a^2+b^2"),
+    (r"\sqrt{x^2}", "x"),
+    (r"e^{\ln 5}", "5"),
+    (r"\log_2 8", "3"),
+    (r"\cos(\pi)", "-1"),
+    (r"\sin(\frac{\pi}{6})", r"\frac{1}{2}"),
+    (r"\tan(\frac{\pi}{4})", "1"),
+    (r"2\sin(x)\cos(x)", r"\sin(2x)"),
+    (r"\cos^2(x)-\sin^2(x)", r"\cos(2x)"),
+    (r"\binom{5}{2}", "10"),
+    ("5!", "120"),
+    (r"\frac{7!}{5!}", "42"),
+    ("(-2, 3)", "(-2,3)"),
+    ("(3, -2)", "(-2,3)"),
+    (r"(1, \frac{9}{2})", "(1, 4.5)"),
+    (r"\left(3, \frac{\pi}{2}\right)", r"(3, \frac{\pi}{2})"),
+    (r"\{-2, 1\}", "-2, 1"),
+    (r"-2, 1, 3", "3, 1, -2"),
+    (r"[-3, 2]", "[-3,2]"),
+    (r"(-\infty, -3] \cup [2, \infty)", r"(-\infty,-3]\cup[2,\infty)"),
+    (r"(-\infty, -3) \cup [2, \infty)", r"(-\infty,-3]\cup[2,\infty)"),
+    (r"\begin{pmatrix} 3 \\ 2 \\ -6 \end{pmatrix}", r"\begin{pmatrix}3\\2\\-6\end{pmatrix}"),
+    (r"\begin{pmatrix} -1 & 0 \\ 0 & -1 \end{pmatrix}", r"\begin{pmatrix}-1&0\\0&1\end{pmatrix}"),
+    (r"y = -\frac{1}{2}x + \frac{3}{4}", "2x+4y-3=0"),
+    (r"x \ge 2", r"2 \le x"),
+    (r"x > 2", r"x \ge 2"),
+    (r"90^\circ", "90"),
+    (r"12\%", r"12\%"),
+    (r"\$1,000", "1000"),
+    (r"\text{Evelyn}", r"\text{Evelyn}"),
+    (r"204_5", r"204_5"),
+    (r"\frac{9}{4}\pi", r"2.25\pi"),
+    (r"3 \pm 2\sqrt{2}", r"3+2\sqrt{2}, 3-2\sqrt{2}"),
+    (r"1 \pm \sqrt{5}", r"1+\sqrt{5}"),
+    (r"\frac{1+\sqrt{5}}{2}", "2"),
+    (r"\frac{\sqrt{\sqrt{11}+\sqrt{194}}}{15+2\sqrt{33}}", r"\frac{\sqrt{\sqrt{11}+\sqrt{194}}}{2\sqrt{33}+15}"),
+    (r"k = 4", "4"),
+    (r"n = 5", "6"),
+    ("0.3333", r"\frac{1}{3}"),
+    ("2.5", r"\frac{5}{2}"),
+    (r"\frac{x+2}{7}", r"\frac{x}{7}+\frac{2}{7}"),
+]
+
+ADVERSARIAL = [
+    "9**9**9**9",
+    "9^{9^{9^{9}}}",
+    "10^{10^{10}}",
+    "2^{10^{100}}",
+    "1000000!",
+    "(10^{6})!",
+    "1e999999999",
+    "9" * 100_000,
+    "(" * 500 + "1" + ")" * 500,
+    "\\frac{" * 200 + "1" + "}{2}" * 200,
+    "\\sqrt{" * 300 + "2" + "}" * 300,
+    "x" * 1_000_000,
+    "1+" * 400_000 + "1",
+    "(x+1)^{100000}",
+    "(x+1)^{300}(x-1)^{300}",
+    r"\sin(x)^{50}+\cos(x)^{50}",
+    "__import__('os').system('true')",
+    "(3)if(0)else(4)",
+    "len('abcd')",
+    "().__class__.__bases__[0].__subclasses__()",
+    "\\{" * 300 + "\\}" * 300,
+    "1," * 5000 + "1",
+    r"\begin{pmatrix}" + "&".join(["1"] * 500) + r"\end{pmatrix}",
+    "nan",
+    "0/0",
+    "\uff11\uff16",
+    "4\u00b2",
+]
+
+
+def numeric_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """GSM8K-like: integer or 2-decimal references; candidates right (in several spellings) or off."""
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(n):
+        value = rng.choice([rng.randint(0, 500), rng.randint(1000, 2_000_000), round(rng.uniform(0, 1000), 2)])
+        reference = str(value)
+        kind = rng.random()
+        if kind < 0.4:
+            candidate = reference
+        elif kind < 0.5 and isinstance(value, int):
+            candidate = f"{value:,}"
+        elif kind < 0.6:
+            candidate = f"${value}"
+        elif kind < 0.7:
+            candidate = f"{value}.00" if isinstance(value, int) else f"{value}0"
+        else:
+            candidate = str(value + rng.choice([-1, 1, 10, 2]))
+        pairs.append((candidate, reference))
+    return pairs
+
+
+def math_verify_is_correct():
+    import logging
+
+    from math_verify import parse, verify
+
+    logging.getLogger("math_verify").setLevel(logging.CRITICAL)  # it logs whole inputs on every timeout
+
+    def check(candidate: str, reference: str) -> bool:
+        return bool(verify(parse(f"${reference}$"), parse(f"${candidate}$")))
+
+    return check
+
+
+def timed(func, pairs) -> list[float]:
+    latencies = []
+    for candidate, reference in pairs:
+        start = time.perf_counter()
+        try:
+            func(candidate, reference)
+        except InvalidReference:
+            pass
+        latencies.append(time.perf_counter() - start)
+    return latencies
+
+
+def summary(latencies: list[float]) -> str:
+    ordered = sorted(latencies)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return f"median {1000 * statistics.median(ordered):7.2f} ms   p99 {1000 * p99:7.2f} ms   max {1000 * ordered[-1]:7.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--numeric", type=int, default=10_000, help="number of numeric pairs")
+    parser.add_argument("--skip-math-verify", action="store_true", help="only measure rewards.is_correct")
+    args = parser.parse_args()
+
+    warm_up()
+    contenders = {"rewards.is_correct": is_correct}
+    if not args.skip_math_verify:
+        contenders["math_verify"] = math_verify_is_correct()
+
+    pairs = numeric_pairs(args.numeric)
+    rates = {}
+    print(f"== numeric pairs (GSM8K style, n={len(pairs)}) ==")
+    for name, func in contenders.items():
+        start = time.perf_counter()
+        for candidate, reference in pairs:
+            func(candidate, reference)
+        rates[name] = len(pairs) / (time.perf_counter() - start)
+        print(f"{name:20s} {rates[name]:10.0f} calls/s")
+    if len(rates) == 2:
+        print(f"ratio rewards/math_verify: {rates['rewards.is_correct'] / rates['math_verify']:.1f}x  (target >= 5x)")
+
+    for title, mix in (("LaTeX and symbolic", SYMBOLIC), ("adversarial", [(c, "5") for c in ADVERSARIAL])):
+        print(f"\n== {title} mix (n={len(mix)}) ==")
+        results = {}
+        for name, func in contenders.items():
+            results[name] = timed(func, mix)
+            print(f"{name:20s} {summary(results[name])}")
+        ours = results["rewards.is_correct"]
+        if title == "adversarial":
+            print(f"calls over 1 s: {sum(t > 1.0 for t in ours)} (target 0)")
+        else:
+            p99 = sorted(ours)[int(0.99 * len(ours))]
+            print(f"p99 {1000 * p99:.1f} ms (target <= 50 ms)")
+
+
+if __name__ == "__main__":
+    main()
