@@ -367,12 +367,14 @@ def split_quantity(text: str) -> Quantity:
     return Quantity(" ".join(text.split()), unit, percent)
 
 
-_TEXT_ANSWER = re.compile(r"^\(?[A-Za-z][A-Za-z ']*\)?$|^\d{1,2}:\d{2}$")
+# Compared as text, exactly: words (``Monday``, ``\\text{(C)}``), times (``12:00``), and numbers in a
+# base (``204_5``: its value is not 204, so it must never meet the numeric path).
+_TEXT_ANSWER = re.compile(r"^\(?[A-Za-z][A-Za-z ']*\)?$|^\d{1,2}:\d{2}$|^[0-9A-Za-z]+_\d+$")
 
 
 def text_answer(text: str) -> str | None:
     """Lower-cased words when the leaf is a textual answer (``\\text{(C)}``, ``Monday``), else None."""
-    plain = _unwrap_command(text, _TEXT_CMD).strip()
+    plain = _unwrap_command(text, _TEXT_CMD).strip().replace("{", "").replace("}", "")
     if _TEXT_ANSWER.match(plain) and not _NAME.match(plain.strip("()")) or re.fullmatch(r"\(?[A-Z]\)", plain):
         return " ".join(plain.strip("()").lower().split())
     return None
@@ -380,4 +382,5 @@ def text_answer(text: str) -> str | None:
 
 def plain_words(text: str) -> str:
     """A candidate leaf as lower-cased words without wrappers or parentheses, to compare with ``text_answer``."""
-    return " ".join(_unwrap_command(text, _TEXT_CMD).strip().strip("()").lower().split())
+    plain = _unwrap_command(text, _TEXT_CMD).replace("{", "").replace("}", "")
+    return " ".join(plain.strip().strip("()").lower().split())

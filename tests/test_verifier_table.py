@@ -144,6 +144,8 @@ POSITIVES = [
     P("(C)", r"\text{(C)}", id="mcq-parens"),
     P(r"\text{Monday}", "Monday", id="text-word"),
     P("monday", r"\text{Monday}", id="text-case"),
+    P("204_{5}", "204_5", id="base-subscript"),
+    P("12:00", "12:00", id="time"),
     # --- \boxed{} and math delimiters ---
     P(r"\boxed{5}", "5", id="boxed"),
     P(r"\boxed{\frac{1}{2}}", "0.5", id="boxed-frac"),
@@ -272,6 +274,20 @@ NEGATIVES = [
     # --- text answers ---
     P(r"\text{(B)}", r"\text{(C)}", id="mcq-wrong"),
     P("Tuesday", "Monday", id="text-wrong"),
+    P("204", "204_5", id="base-dropped"),
+    P("54", "204_5", id="base-converted-not-accepted"),
+    P("12_3", "5", id="base-candidate-for-decimal"),
+    P("1:00", "12:00", id="time-wrong"),
+    # --- hedges hidden in units, words and punctuation ---
+    P(r"5\text{ cm or 6 cm}", r"5\text{ cm}", id="hedge-inside-text"),
+    P("5 apples or 6", "5", id="hedge-after-unit"),
+    P("5 or more", "5", id="hedge-or-more"),
+    P("at least 5", "5", id="hedge-at-least"),
+    P("5+", "5", id="trailing-plus"),
+    P(">5", "5", id="leading-gt"),
+    P("5;6", "5", id="semicolon-list"),
+    P(r"\boxed{5}\boxed{6}", "30", id="two-boxes-multiplied"),
+    P("3~4", "12", id="tilde-space"),
 ]
 
 
