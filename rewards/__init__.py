@@ -7,7 +7,7 @@ the trainer, the evals and a notebook all load the same objects in milliseconds.
 from rewards.answer_format import ANSWER_INSTRUCTION, WORKED_EXAMPLES, build_messages, extract_answer, find_final_answer
 from rewards.fingerprint import verifier_fingerprint, verifier_id, verigrpo_version
 from rewards.math_rewards import correctness, format_reward
-from rewards.math_verifier import InvalidReference, grade, is_correct
+from rewards.math_verifier import InvalidReference, check_reference, grade, is_correct
 from rewards.registry import REWARD_FUNCS, get_reward_funcs
 from rewards.verdict import Reason, Verdict
 
@@ -25,6 +25,7 @@ __all__ = [
     "Reason",
     "Verdict",
     "build_messages",
+    "check_reference",
     "extract_answer",
     "find_final_answer",
     "grade",

@@ -52,6 +52,15 @@ def _prepare_reference(reference: str):
         raise InvalidReference(f"reference {reference!r} cannot be parsed: {exc}") from None
 
 
+def check_reference(reference: str) -> None:
+    """Raise ``InvalidReference`` if ``reference`` cannot be read; dataset loaders call this up front.
+
+    A structural check only (fast, in-process); a symbolic leaf the grammar rejects is still
+    reported at grading time.
+    """
+    _prepare_reference(reference)
+
+
 def _is_equation(tree) -> bool:
     return isinstance(tree, Leaf) and tree.equation
 

@@ -128,6 +128,9 @@ def normalize(text: str) -> str:
         raise Unparseable("empty answer")
     if re.search(r"\d\s+\d", text) and not re.fullmatch(r"[-+]?\d+\s+\d+\s*/\s*\d+", text):
         raise Unparseable("digits separated by a space: neither one number nor a list")
+    plain_braces = text.replace(r"\{", "").replace(r"\}", "")
+    if plain_braces.count("{") != plain_braces.count("}"):
+        raise Unparseable("unbalanced braces")
     depth = max_depth = 0
     for ch in text:
         depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0

@@ -1,0 +1,92 @@
+"""Math tasks scored by the training verifier, on the training prompt.
+
+    inspect eval evals/math_task.py@math_verified --model hf/models/smollm2-135m-instruct -M do_sample=false
+    inspect eval evals/math_task.py@math_verified -T dataset=jsonl -T path=problems.jsonl --model ...
+    inspect eval evals/math_task.py@gsm8k_verified --model vllm/Qwen/Qwen2.5-1.5B-Instruct
+    inspect eval evals/math_task.py@math500_verified --model ...
+
+Decoding is greedy (temperature 0) so a checkpoint's score is reproducible; the ``hf/`` provider
+also needs ``-M do_sample=false``. pass@k: ``--epochs 4 --epochs-reducer mean,pass_at_4`` with
+``--temperature 0.7`` (and without ``do_sample=false``).
+"""
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig
+
+from evals.math_data import MathProblem, load_problems
+from evals.scoring import HEADLINE
+from evals.verify import math_verifier
+from rewards import build_messages, verifier_id
+
+DEFAULT_DATASET = "arithmetic"
+DEFAULT_SHOTS = 1  # one worked example: the small CPU model needs it to follow the ANSWER: format
+DEFAULT_MAX_TOKENS = 256
+EVAL_SPLIT = "test"  # procedural 'test' problems never appear in training's 'train' split
+
+_ROLES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+
+
+def record_to_sample(problem: MathProblem, num_shots: int = DEFAULT_SHOTS) -> Sample:
+    """A MathProblem as an Inspect Sample, with exactly the chat messages training uses."""
+    messages = [_ROLES[m["role"]](content=m["content"]) for m in build_messages(problem.question, num_shots)]
+    return Sample(input=messages, target=problem.answer, id=problem.id, metadata=dict(problem.metadata))
+
+
+def _csv(value: str | list | tuple) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value)
+
+
+@task
+def math_verified(
+    dataset: str = DEFAULT_DATASET,
+    path: str | None = None,
+    split: str = EVAL_SPLIT,
+    limit: int | None = None,
+    seed: int = 0,
+    shuffle: bool = False,
+    num_shots: int = DEFAULT_SHOTS,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    operations: str = "add,sub,mul",
+    min_value: int = 1,
+    max_value: int = 20,
+    steps: int = 1,
+) -> Task:
+    """Any math dataset (``arithmetic``, ``jsonl``, ``json``, ``gsm8k``, ``math500``), verifier-scored.
+
+    With ``arithmetic`` (offline, the default), ``limit`` is how many problems are generated (default 50)
+    and ``operations``/``min_value``/``max_value``/``steps`` shape them.
+    """
+    knobs = {}
+    if dataset == "arithmetic":
+        knobs = {"operations": _csv(operations), "min_value": min_value, "max_value": max_value, "steps": steps}
+        limit = 50 if limit is None else limit
+    problems = load_problems(dataset, path=path, split=split, limit=limit, seed=seed, shuffle=shuffle, **knobs)
+    samples = [record_to_sample(problem, num_shots) for problem in problems]
+    return Task(
+        dataset=MemoryDataset(samples, name=dataset),
+        scorer=math_verifier(),
+        config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
+        headline_metric=HEADLINE,
+        metadata={"verifier": verifier_id(), "dataset": dataset, "num_shots": num_shots, "split": split},
+    )
+
+
+# The Hub-backed tasks are registered with task(...) rather than the @task decorator, so that
+# `inspect eval evals/` (which discovers decorated tasks) runs offline; name them explicitly.
+def _gsm8k_verified(
+    split: str = "test", path: str | None = None, limit: int | None = None, num_shots: int = DEFAULT_SHOTS
+) -> Task:
+    """GSM8K (``openai/gsm8k``, answer after ``####``) scored by the training verifier."""
+    return math_verified(dataset="gsm8k", path=path, split=split, limit=limit, num_shots=num_shots, max_tokens=512)
+
+
+def _math500_verified(
+    split: str = "test", path: str | None = None, limit: int | None = None, num_shots: int = 0
+) -> Task:
+    """MATH-500 (``HuggingFaceH4/MATH-500``) scored by the training verifier."""
+    return math_verified(dataset="math500", path=path, split=split, limit=limit, num_shots=num_shots, max_tokens=1024)
+
+
+gsm8k_verified = task(name="gsm8k_verified")(_gsm8k_verified)
+math500_verified = task(name="math500_verified")(_math500_verified)

@@ -1,0 +1,389 @@
+r"""Normalization and top-level structure of an answer string, in plain bounded Python.
+
+This layer decides the questions that make a verifier lenient or strict, so they are written
+out here rather than left to a parser's defaults: which characters are allowed, what a comma
+means (``1,234`` is a number, ``1,2`` and ``32, 349`` are lists), tuples vs intervals vs sets,
+``x = 3`` vs equation chains, ``\pm``, "or" hedges, matrices, units and percent.
+Everything is linear in the input, which is length-capped before we get here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_LENGTH = 1000  # characters, after the extractor has isolated the answer
+MAX_DEPTH = 6  # bracket nesting
+MAX_ITEMS = 64  # elements in a tuple/set/matrix
+
+
+class Unparseable(ValueError):
+    pass
+
+
+class TooComplex(ValueError):
+    pass
+
+
+# Non-ASCII characters with one unambiguous meaning. Everything else non-ASCII (fullwidth
+# digits, superscripts like "4²", look-alike letters) is rejected, never guessed at.
+_UNICODE = {
+    "\u2212": "-",  # minus sign
+    "\u00d7": r"\times ",
+    "\u22c5": r"\cdot ",
+    "\u00b7": r"\cdot ",
+    "\u00f7": "/",
+    "\u03c0": r"\pi ",
+    "\u221e": r"\infty ",
+    "\u221a": r"\sqrt",
+    "\u2264": r"\le ",
+    "\u2265": r"\ge ",
+    "\u2260": r"\ne ",
+    "\u00b0": r"^\circ",
+    "\u00a0": " ",
+    "\u222a": r"\cup ",
+}
+
+_HEDGE_MARKERS = re.compile(r"\\approx|\\simeq|\\sim\b|\\thickapprox|≈|~=|\.\.\.|\\ldots|\\cdots|\\dots|\?")
+_SPACING = re.compile(r"(?<!\\)\\[,;: ]|\\q?quad\b|\\displaystyle|\\[lr]?vert(?=[|])|\\(?:big|Big|bigg|Bigg)[lr]?\b")
+_LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[\s(\[\]).|\\])\s*(\.)?")
+_TEXT_CMD = re.compile(r"\\(?:text|textbf|textit|textrm|textnormal|mathrm|mathbf|mbox|operatorname)\s*\{")
+_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree\b")
+_NAME = re.compile(r"^(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?(?:\([A-Za-z]\))?$")
+_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+_SPACE_THOUSANDS = re.compile(r"\b(\d{1,3}(?: \d{3})+)\b(?![.,]?\d)")
+_OR_WORDS = re.compile(r"\s*,?\s*(?:\\text\{\s*(?:or|and)\s*\}|\b(?:or|and)\b)\s*")
+_RELATIONS = re.compile(r"<|>|\\le|\\ge|\\leq|\\geq|\\neq|\\ne|\\lt|\\gt")
+_OPEN = {"(": ")", "[": "]", r"\{": r"\}", "{": "}", r"\langle": r"\rangle"}
+_CLOSE = {")", "]", r"\}", "}", r"\rangle"}
+
+
+def _unwrap_command(text: str, pattern: re.Pattern) -> str:
+    r"""``\text{abc}`` -> ``abc`` for every match of ``pattern`` (which ends at the open brace)."""
+    while (m := pattern.search(text)) is not None:
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth:
+            raise Unparseable("unbalanced braces")
+        text = text[: m.start()] + " " + text[m.end() : i - 1] + " " + text[i:]
+    return text
+
+
+def _strip_wrappers(text: str) -> str:
+    changed = True
+    while changed:
+        changed = False
+        text = text.strip()
+        for prefix, suffix in (("$$", "$$"), ("$", "$"), (r"\(", r"\)"), (r"\[", r"\]")):
+            if len(text) > len(prefix) + len(suffix) and text.startswith(prefix) and text.endswith(suffix):
+                text, changed = text[len(prefix) : -len(suffix)], True
+        m = re.match(r"^\\(?:boxed|fbox)\s*\{", text)
+        if m and _matching_brace(text, m.end() - 1) == len(text) - 1:
+            text, changed = text[m.end() : -1], True
+        if text.endswith(".") and not text.endswith("..") and not re.search(r"\d\.$", text):
+            text, changed = text[:-1], True
+    return text
+
+
+def _matching_brace(text: str, open_index: int) -> int:
+    depth = 0
+    for i in range(open_index, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return -1
+
+
+def normalize(text: str) -> str:
+    """Canonical text of one answer, or Unparseable/TooComplex. Applied to candidate and reference alike."""
+    if len(text) > MAX_LENGTH:
+        raise TooComplex(f"answer longer than {MAX_LENGTH} characters")
+    if any(ord(ch) > 127 and ch not in _UNICODE for ch in text):
+        bad = next(ch for ch in text if ord(ch) > 127 and ch not in _UNICODE)
+        raise Unparseable(f"character {bad!r} (U+{ord(bad):04X}) is not allowed in an answer")
+    for ch, replacement in _UNICODE.items():
+        text = text.replace(ch, replacement)
+    if _HEDGE_MARKERS.search(text):
+        raise Unparseable("approximate or open-ended answer (≈, ~, ..., ?)")
+    text = _strip_wrappers(text)
+    text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
+    text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
+    text = text.replace("{,}", ",").replace(r"\!", "").replace(r"\cfrac", r"\frac")
+    text = re.sub(r"(?<=\d)\\,(?=\d{3}\b)", " ", text)  # 1\,000 thin-space thousands
+    text = _SPACING.sub(" ", text)
+    for plain, tex in ((">=", r"\ge "), ("<=", r"\le "), ("!=", r"\ne "), (r"\lt", "<"), (r"\gt", ">")):
+        text = text.replace(plain, tex)
+    text = re.sub(r"\s*\b(?:percent|percentage|pct)\b\.?$", "%", text)
+    text = _LEFT_RIGHT.sub("", text)
+    text = _DEGREES.sub(" degrees", text)
+    if _HEDGE_MARKERS.search(text):
+        raise Unparseable("approximate or open-ended answer (≈, ~, ..., ?)")
+    text = " ".join(text.split())
+    text = re.sub(r"^([-+]?)\s*\$\s*(?=[\d.])", r"\1", text)  # currency sign: $18, -$5
+    if _SPACE_THOUSANDS.fullmatch(text.lstrip("-+")):
+        text = text.replace(" ", "")
+    if not text:
+        raise Unparseable("empty answer")
+    if re.search(r"\d\s+\d", text) and not re.fullmatch(r"[-+]?\d+\s+\d+\s*/\s*\d+", text):
+        raise Unparseable("digits separated by a space: neither one number nor a list")
+    plain_braces = text.replace(r"\{", "").replace(r"\}", "")
+    if plain_braces.count("{") != plain_braces.count("}"):
+        raise Unparseable("unbalanced braces")
+    depth = max_depth = 0
+    for ch in text:
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+        max_depth = max(max_depth, depth)
+    if max_depth > MAX_DEPTH:
+        raise TooComplex(f"brackets nested deeper than {MAX_DEPTH}")
+    return text
+
+
+# ---- structure ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Leaf:
+    text: str
+    equation: bool = False  # a two-sided equation compared as an equation (x^2 + y^2 = 1)
+
+
+@dataclass(frozen=True)
+class Collection:
+    items: tuple
+    ordered: bool
+    brackets: str  # "()" "[)" ... for ordered; "set" for sets, bare lists, "or" lists, \pm and unions
+
+
+@dataclass(frozen=True)
+class Chain:
+    """``2 + 1 = 3``: every part must equal the reference."""
+
+    parts: tuple
+
+
+@dataclass(frozen=True)
+class Matrix:
+    rows: tuple
+
+
+def _tokens(text: str):
+    """(index, token) for bracket-aware scanning; ``\\{`` and ``\\langle`` count as one token."""
+    i = 0
+    while i < len(text):
+        for multi in (r"\{", r"\}", r"\langle", r"\rangle"):
+            if text.startswith(multi, i):
+                yield i, multi
+                i += len(multi)
+                break
+        else:
+            yield i, text[i]
+            i += 1
+
+
+def _split_top(text: str, separator: re.Pattern) -> list[str]:
+    """Split at matches of ``separator`` that sit outside every bracket and brace."""
+    depth, cuts = 0, []
+    depths = [0] * (len(text) + 1)
+    for i, tok in _tokens(text):
+        if tok in _OPEN or tok == "{":
+            depth += 1
+        elif tok in _CLOSE or tok == "}":
+            depth -= 1
+        for j in range(i, i + len(tok)):
+            depths[j] = depth if not (tok in _OPEN or tok == "{") else depth - 1
+    for m in separator.finditer(text):
+        if depths[m.start()] == 0 and m.end() > m.start():
+            cuts.append((m.start(), m.end()))
+    parts, last = [], 0
+    for start, end in cuts:
+        parts.append(text[last:start])
+        last = end
+    parts.append(text[last:])
+    return [p.strip() for p in parts]
+
+
+def _outer_brackets(text: str) -> tuple[str, str, str] | None:
+    """(open, inner, close) when one bracket pair encloses the whole text (``[0, 9)`` counts)."""
+    tokens = list(_tokens(text))
+    if not tokens or tokens[0][1] not in _OPEN:
+        return None
+    depth = 0
+    for n, (i, tok) in enumerate(tokens):
+        if tok in _OPEN:
+            depth += 1
+        elif tok in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                if n != len(tokens) - 1:
+                    return None
+                opener = tokens[0][1]
+                return opener, text[len(opener) : i], tok
+    return None
+
+
+_MATRIX = re.compile(r"^\\begin\{([pbBvV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}$", re.S)
+
+
+VALUE, REFERENCE, EQUATION = "value", "reference", "equation"
+
+
+def parse_structure(text: str, equations: str = VALUE):
+    """The top-level shape of a normalized answer: Leaf, Collection, Chain or Matrix.
+
+    ``equations`` says what ``=`` means. VALUE (a candidate for a value): ``x = 3`` is the value 3
+    and ``2 + 1 = 3`` is a chain whose parts must all match. REFERENCE: the same, except that an
+    equation whose left side is not a bare name (``x^2 + y^2 = 1``) stays one leaf, compared as an
+    equation. EQUATION (a candidate for such a reference): every two-sided equation stays a leaf.
+    """
+    if m := _MATRIX.match(text):
+        rows = [r for r in (row.strip() for row in m.group(2).split(r"\\")) if r]
+        cells = tuple(tuple(Leaf(normalize(cell)) for cell in row.split("&")) for row in rows)
+        if sum(len(r) for r in cells) > MAX_ITEMS:
+            raise TooComplex("matrix too large")
+        return Matrix(cells)
+    hedge = _split_top(text, _OR_WORDS)
+    if len(hedge) > 1:
+        return _collection([parse_structure(p, equations) for p in hedge], ordered=False, brackets="set")
+    if r"\pm" in text or "+-" in text:
+        sign_split = _split_top(text, re.compile(r"\\pm|\+-"))
+        if len(sign_split) == 1:
+            pass  # every \pm is inside brackets: handled per element
+        elif len(sign_split) == 2:
+            head, tail = sign_split
+            plus = f"{head}+({tail})" if head else tail
+            return _collection([Leaf(plus), Leaf(f"{head}-({tail})")], ordered=False, brackets="set")
+        else:
+            raise Unparseable(r"more than one \pm")
+    union = _split_top(text, re.compile(r"\\cup|\bU\b"))
+    if len(union) > 1:
+        return _collection([parse_structure(p, equations) for p in union], ordered=False, brackets="set")
+    if r"\in" in text and not _RELATIONS.search(text):
+        head, sep, tail = text.partition(r"\in")
+        if _NAME.match(head.strip()):
+            return parse_structure(tail.strip(), equations)
+    if "=" in text and not _RELATIONS.search(text):
+        parts = _split_top(text, re.compile(r"(?<![<>!\\])=(?!=)"))
+        if len(parts) > 1:
+            if equations == EQUATION and len(parts) == 2:
+                return Leaf("=".join(parts), equation=True)
+            while len(parts) > 1 and _NAME.match(parts[0]):
+                parts = parts[1:]
+            if equations == REFERENCE and len(parts) == 2:
+                return Leaf("=".join(parts), equation=True)
+            if any(not p for p in parts):
+                raise Unparseable("empty side of an equation")
+            nodes = [parse_structure(p, equations) for p in parts]
+            return nodes[0] if len(nodes) == 1 else Chain(tuple(nodes))
+    if outer := _outer_brackets(text):
+        opener, inner, closer = outer
+        items = _split_top(inner, re.compile(","))
+        if len(items) > 1 or opener == r"\{" or (opener == "{" and len(items) > 1):
+            if any(not i for i in items):
+                raise Unparseable("empty element")
+            nodes = [parse_structure(i, VALUE) for i in items]
+            if opener in (r"\{", "{"):
+                return _collection(nodes, ordered=False, brackets="set")
+            return _collection(nodes, ordered=True, brackets=opener + closer)
+        if (opener, closer) in (("(", ")"), ("{", "}"), ("[", "]")) and _MATRIX.match(inner.strip()):
+            return parse_structure(inner.strip(), equations)  # \left[\begin{array}...\end{array}\right]
+        if (opener, closer) in (("(", ")"), ("{", "}")):
+            return parse_structure(inner.strip(), equations)
+    if "," in text and not _THOUSANDS.match(text):
+        items = _split_top(text, re.compile(","))
+        if len(items) > 1:
+            if any(not i for i in items):
+                raise Unparseable("empty element")
+            return _collection([parse_structure(i, equations) for i in items], ordered=False, brackets="set")
+    return Leaf(text)
+
+
+def _collection(nodes: list, ordered: bool, brackets: str) -> Collection:
+    if not ordered:  # {1 \pm \sqrt{5}, -2} and "19, 46, and 82" are flat sets
+        nodes = [n for node in nodes for n in (node.items if _is_set(node) else (node,))]
+    if len(nodes) > MAX_ITEMS:
+        raise TooComplex(f"more than {MAX_ITEMS} elements")
+    return Collection(tuple(nodes), ordered, brackets)
+
+
+def _is_set(node) -> bool:
+    return isinstance(node, Collection) and not node.ordered
+
+
+# ---- units, currency, percent ------------------------------------------------------------
+
+_NOT_UNITS = frozenset(
+    "or and not approximately approx about around roughly nearly almost maybe either plus minus to than"
+    " less more least most between except if unless times over divided by i e x y z n k"
+    " pi sqrt sin cos tan cot sec csc log ln exp inf infty infinity nan oo".split()
+)
+_UNIT_SYNONYMS = {"degree": "degrees", "deg": "degrees", "dollar": "dollars", "cent": "cents"}
+_QUANTITY = re.compile(r"^(?P<core>.*?[\d}.])\s+(?P<unit>(?:[A-Za-z]+\.?(?:\^\{?\d\}?)?(?:\s*/\s*|\s+|$))+)$")
+
+
+def _singular(word: str) -> str:
+    if word.endswith("es") and word[:-2].endswith(("ch", "sh", "x", "ss")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 2:
+        return word[:-1]
+    return word
+
+
+@dataclass(frozen=True)
+class Quantity:
+    core: str
+    unit: str  # normalized unit text, "" when none
+    percent: bool
+
+
+def split_quantity(text: str) -> Quantity:
+    """Separate a leaf into its mathematical core and a trailing unit / percent sign / leading currency."""
+    text = text.strip()
+    percent = text.endswith("%")
+    if percent:
+        text = text[:-1].rstrip()
+    text = re.sub(r"^\$\s*", "", text)
+    text = re.sub(r"^(-?)\s*\$\s*", r"\1", text)
+    unit = ""
+    # a unit written in \text{} may be one letter (5\text{ m}); a bare trailing letter is a variable
+    explicit = re.match(
+        r"^(?P<core>.*?[\d}.])\s*\\(?:text|textbf|textnormal|textit|textrm|mbox|mathrm)\s*\{(?P<unit>[A-Za-z ./^\d]+)\}"
+        r"(?P<power>\^\{?\d\}?)?$",
+        text,
+    )
+    text = _unwrap_command(text, _TEXT_CMD).strip()
+    m = explicit or _QUANTITY.match(text)
+    if m:
+        words = re.findall(r"[A-Za-z]+", m.group("unit"))
+        if (
+            words
+            and not any(w.lower() in _NOT_UNITS for w in words)
+            and (explicit or len(words) > 1 or len(words[0]) > 1)
+        ):
+            text = _unwrap_command(m.group("core"), _TEXT_CMD).strip()
+            unit = " ".join(_singular(_UNIT_SYNONYMS.get(w.lower(), w.lower())) for w in words)
+            if explicit and explicit.group("power"):
+                unit += "^" + explicit.group("power").strip("^{}")
+    if not percent and text.endswith("%"):
+        percent, text = True, text[:-1].rstrip()
+    return Quantity(" ".join(text.split()), unit, percent)
+
+
+# Compared as text, exactly: words (``Monday``, ``\\text{(C)}``), times (``12:00``), and numbers in a
+# base (``204_5``: its value is not 204, so it must never meet the numeric path).
+_TEXT_ANSWER = re.compile(r"^\(?[A-Za-z][A-Za-z ']*\)?$|^\d{1,2}:\d{2}$|^[0-9A-Za-z]+_\d+$")
+
+
+def text_answer(text: str) -> str | None:
+    """Lower-cased words when the leaf is a textual answer (``\\text{(C)}``, ``Monday``), else None."""
+    plain = _unwrap_command(text, _TEXT_CMD).strip().replace("{", "").replace("}", "")
+    if _TEXT_ANSWER.match(plain) and not _NAME.match(plain.strip("()")) or re.fullmatch(r"\(?[A-Z]\)", plain):
+        return " ".join(plain.strip("()").lower().split())
+    return None
+
+
+def plain_words(text: str) -> str:
+    """A candidate leaf as lower-cased words without wrappers or parentheses, to compare with ``text_answer``."""
+    plain = _unwrap_command(text, _TEXT_CMD).replace("{", "").replace("}", "")
+    return " ".join(plain.strip().strip("()").lower().split())

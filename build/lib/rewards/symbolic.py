@@ -1,0 +1,369 @@
+r"""Symbolic equivalence of two math leaves, run inside the verifier's worker process.
+
+Parsing is done by ``latex2sympy2_extended`` (an ANTLR LaTeX grammar: no Python is ever
+evaluated). Before sympy computes anything, the parsed tree is checked against size and
+magnitude bounds, so ``9^{9^{9^9}}`` or ``1000000!`` are rejected instead of computed.
+This module may be slow or hang on pathological input; it is only ever called through
+``rewards.worker_pool``, which enforces a wall-clock limit by killing the process.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+import sympy
+from antlr4.atn.PredictionMode import PredictionMode
+from antlr4.error.Errors import ParseCancellationException
+from antlr4.error.ErrorStrategy import BailErrorStrategy
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
+from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
+from sympy.core.relational import Relational
+from sympy.functions.elementary.trigonometric import TrigonometricFunction
+
+MAX_NODES = 400
+MAX_LOG10 = 20000.0  # largest |value| we let sympy build: 10**20000 (2004! is ~10**5700)
+MAX_FACTORIAL = 5000
+
+_NORMALIZATION = NormalizationConfig(
+    basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none", equations=False
+)
+_CONVERSION = ConversionConfig(
+    interpret_as_mixed_fractions=True,
+    interpret_simple_eq_as_assignment=False,
+    interpret_contains_as_eq=True,
+    lowercase_symbols=False,
+)
+
+
+class Unparseable(ValueError):
+    """The text is not math the grammar can read."""
+
+
+class TooComplex(ValueError):
+    """The expression exceeds a size or magnitude bound."""
+
+
+_PLAIN_FUNCS = re.compile(
+    r"(?<![\\A-Za-z])(sqrt|sin|cos|tan|cot|sec|csc|log|ln|exp|pi|theta|alpha|beta|infty)(?![A-Za-z])"
+)
+_DECIMAL = re.compile(r"(?<![\d.])(\d+)\.(\d+)(?![\d.])")
+
+
+def _parens_to_braces_after_sqrt(text: str) -> str:
+    r"""``\sqrt(2x)`` -> ``\sqrt{2x}``: the grammar only takes braces there."""
+    out, i = [], 0
+    while (j := text.find("\\sqrt(", i)) != -1:
+        out.append(text[i:j] + "\\sqrt{")
+        depth, k = 1, j + 6
+        while k < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            k += 1
+        if depth:
+            raise Unparseable("unbalanced parentheses after sqrt")
+        out.append(text[j + 6 : k - 1] + "}")
+        i = k
+    out.append(text[i:])
+    return "".join(out)
+
+
+def to_latex(text: str) -> str:
+    """Plain-text math (``sqrt(2)/2``, ``x**2``, ``pi``) rewritten into the LaTeX the grammar reads."""
+    text = text.replace("**", "^")
+    text = _PLAIN_FUNCS.sub(r"\\\1", text)
+    text = _parens_to_braces_after_sqrt(text)
+    # decimals become exact fractions, so sympy never sees a binary float
+    return _DECIMAL.sub(lambda m: f"\\frac{{{m[1]}{m[2]}}}{{1{'0' * len(m[2])}}}", text)
+
+
+def _log10_bound(expr: sympy.Basic, depth: int = 0) -> float:
+    """An upper bound on log10 of |value| for the numeric parts of ``expr`` (inf when unbounded)."""
+    if depth > 50:
+        raise TooComplex("expression nested too deeply")
+    if expr.is_Integer:
+        return math.log10(max(abs(int(expr)), 1))
+    if expr.is_Rational:
+        return max(math.log10(max(abs(expr.p), 1)), math.log10(expr.q))
+    if expr.is_Pow:
+        base, exponent = expr.args
+        exponent_log = _log10_bound(exponent, depth + 1)
+        base_log = _log10_bound(base, depth + 1)
+        if exponent_log > 6:
+            if base_log == 0 and base.is_number:  # 1^huge, 0^huge: still bounded
+                return 0.0
+            return math.inf
+        return (10**exponent_log) * max(base_log, 0.5)
+    if isinstance(expr, sympy.factorial):
+        (arg,) = expr.args
+        if not arg.is_Integer or int(arg) > MAX_FACTORIAL:
+            if arg.is_number:
+                raise TooComplex(f"factorial of {arg} is beyond {MAX_FACTORIAL}!")
+            return 0.0
+        n = int(arg)
+        return n * math.log10(max(n, 2))
+    if not expr.args:
+        return 0.0
+    parts = [_log10_bound(arg, depth + 1) for arg in expr.args]
+    if expr.is_Mul or isinstance(expr, sympy.Function):
+        return sum(parts) + 0.5
+    return max(parts) + 0.5
+
+
+def check_bounds(expr: sympy.Basic) -> None:
+    for count, _ in enumerate(sympy.preorder_traversal(expr)):
+        if count > MAX_NODES:
+            raise TooComplex(f"more than {MAX_NODES} nodes")
+    if not isinstance(expr, sympy.Basic):
+        return
+    if _log10_bound(expr) > MAX_LOG10:
+        raise TooComplex(f"a number in it is larger than 10^{MAX_LOG10:.0f}")
+
+
+class _FastLatex2Sympy(_Latex2Sympy):
+    """The same grammar and conversion, parsed in ANTLR's SLL mode with a bail-out error strategy.
+
+    Standard two-stage ANTLR parsing: SLL prediction is 10-50x faster in the Python runtime;
+    when it cannot decide it bails (ParseCancellationException) and we re-parse in full LL mode.
+    """
+
+    def create_parser(self, latex_str):
+        parser = super().create_parser(latex_str)
+        parser._interp.predictionMode = PredictionMode.SLL
+        parser.removeErrorListeners()
+        parser._errHandler = BailErrorStrategy()
+        return parser
+
+
+def _parse_latex(latex: str):
+    try:
+        return _FastLatex2Sympy(config=_CONVERSION).parse(latex)
+    except ParseCancellationException:
+        return _Latex2Sympy(config=_CONVERSION).parse(latex)
+
+
+@lru_cache(maxsize=4096)
+def parse_leaf(text: str):
+    """Parse one leaf (no top-level tuples, units or hedges; ``rewards.structure`` removed those)."""
+    latex = to_latex(text)
+    try:
+        latex = normalize_latex(latex, _NORMALIZATION)
+        expr = _parse_latex(latex)
+    except (TooComplex, Unparseable):
+        raise
+    except Exception as exc:  # the grammar reports every syntax error as a bare Exception
+        raise Unparseable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    if isinstance(expr, sympy.MatrixBase):
+        for element in expr:
+            check_bounds(element)
+    else:
+        check_bounds(expr)
+    if isinstance(expr, sympy.Basic) and expr.has(sympy.nan, sympy.zoo):
+        raise Unparseable("undefined value (nan or complex infinity)")
+    return expr
+
+
+def _numeric(expr: sympy.Expr, digits: int = 30):
+    value = sympy.N(expr, digits)
+    if value.has(sympy.nan, sympy.zoo):
+        return None
+    return value
+
+
+def _probe_differs(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """Cheap disproof: evaluate both at fixed rational points; clearly different values mean unequal."""
+    symbols = sorted(a.free_symbols | b.free_symbols, key=str)
+    points = [sympy.Rational(7, 13), sympy.Rational(-11, 17), sympy.Rational(23, 7)]
+    for shift in range(len(points)):
+        subs = {s: points[(i + shift) % len(points)] + i for i, s in enumerate(symbols)}
+        va, vb = _numeric(a.subs(subs)), _numeric(b.subs(subs))
+        if va is None or vb is None or not (va.is_number and vb.is_number):
+            return False
+        scale = max(abs(va), abs(vb), sympy.Integer(1))
+        try:
+            if abs(va - vb) > scale * sympy.Float("1e-20", 30):
+                return True
+        except TypeError:  # complex values: fall back to simplify
+            return False
+    return False
+
+
+def _is_logical(expr) -> bool:
+    """Relations, And/Or, true/false. (Not ``Boolean``: sympy's Symbol is a Boolean subclass.)"""
+    return isinstance(expr, (Relational, sympy.logic.boolalg.BooleanFunction, sympy.logic.boolalg.BooleanAtom))
+
+
+def _expr_equal(a, b) -> bool:
+    if a == b:
+        return True
+    if isinstance(a, sympy.MatrixBase) or isinstance(b, sympy.MatrixBase):
+        if not (isinstance(a, sympy.MatrixBase) and isinstance(b, sympy.MatrixBase)) or a.shape != b.shape:
+            return False
+        return all(_expr_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, sympy.Set) or isinstance(b, sympy.Set):
+        return isinstance(a, sympy.Set) and isinstance(b, sympy.Set) and sympy.simplify(a) == sympy.simplify(b)
+    if _is_logical(a) or _is_logical(b):
+        return False  # relations are handled by relations_equal; a chain (And) never equals a value
+    if not (isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr)):
+        return False
+    if a.has(sympy.oo, -sympy.oo) or b.has(sympy.oo, -sympy.oo):
+        return False  # only identical infinities (a == b above) are equal
+    if a.doit() == b.doit():  # the grammar leaves some products unevaluated; doit canonicalizes them
+        return True
+    if _probe_differs(a, b):
+        return False
+    difference = a - b
+    # cheap canonical forms first; full simplify (the slow one) last
+    if sympy.expand(difference) == 0 or sympy.cancel(difference) == 0:
+        return True
+    if difference.has(TrigonometricFunction) and sympy.trigsimp(difference) == 0:
+        return True
+    return sympy.simplify(difference) == 0
+
+
+def _relation_form(rel) -> tuple[str, sympy.Expr]:
+    """``a > b`` -> ("lt", b - a): every relation as ``expr <op> 0`` with op in =, !=, <, <=."""
+    if isinstance(rel, (sympy.StrictGreaterThan, sympy.GreaterThan)):
+        return ("lt" if isinstance(rel, sympy.StrictGreaterThan) else "le"), rel.rhs - rel.lhs
+    kinds = {sympy.Equality: "eq", sympy.Unequality: "ne", sympy.StrictLessThan: "lt", sympy.LessThan: "le"}
+    return kinds[type(rel)], rel.lhs - rel.rhs
+
+
+def relations_equal(a, b) -> bool:
+    """Same relation and the same solution set: one side a constant multiple of the other
+    (any nonzero constant for = and !=, a positive one for inequalities)."""
+    (kind_a, expr_a), (kind_b, expr_b) = _relation_form(a), _relation_form(b)
+    if kind_a != kind_b:
+        return False
+    if _expr_equal(expr_a, expr_b):
+        return True
+    if expr_b == 0 or not (expr_a.free_symbols or expr_b.free_symbols):
+        return False
+    ratio = sympy.cancel(expr_a / expr_b)
+    if ratio.free_symbols:
+        if _probe_differs(ratio, ratio.subs({s: s + 1 for s in ratio.free_symbols})):
+            return False  # not constant
+        ratio = sympy.simplify(ratio)
+    if not ratio.is_number or ratio.free_symbols or ratio.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        return False
+    if kind_a in ("eq", "ne"):
+        return ratio.is_nonzero is True and ratio.is_real is True
+    return ratio.is_positive is True
+
+
+def _boolean_equal(a, b) -> bool:
+    """``f(2) < f(1) < f(4)`` parses to And(...): same connective, relations matched one to one."""
+    if type(a) is not type(b) or len(a.args) != len(b.args):
+        return False
+    unmatched = list(b.args)
+    for arg in a.args:
+        for k, other in enumerate(unmatched):
+            if isinstance(arg, Relational) and isinstance(other, Relational) and relations_equal(arg, other):
+                del unmatched[k]
+                break
+        else:
+            return False
+    return True
+
+
+def rounds_to(candidate, reference_places: int, reference) -> bool:
+    """A real constant candidate (``\\sqrt{2}``) against a reference stated to N decimal places (``1.41``)."""
+    if not (isinstance(candidate, sympy.Expr) and candidate.is_number and candidate.is_real):
+        return False
+    value = _numeric(candidate, reference_places + 30)
+    if value is None:
+        return False
+    quantum = sympy.Rational(1, 10**reference_places)
+    scaled = sympy.Rational(str(value)) / quantum
+    rounded = sympy.floor(scaled + sympy.Rational(1, 2)) * quantum  # round half up
+    return rounded == reference
+
+
+def compare(candidate_text: str, reference_text: str, reference_places: int | None = None) -> tuple[str, str]:
+    """('equal'|'different'|'cand_unparseable'|'cand_too_complex'|'ref_invalid', detail)."""
+    try:
+        reference = parse_leaf(reference_text)
+    except (Unparseable, TooComplex) as exc:
+        return "ref_invalid", f"{type(exc).__name__}: {exc}"
+    try:
+        candidate = parse_leaf(candidate_text)
+    except Unparseable as exc:
+        return "cand_unparseable", str(exc)
+    except TooComplex as exc:
+        return "cand_too_complex", str(exc)
+    try:
+        if isinstance(reference, Relational):
+            equal = isinstance(candidate, Relational) and relations_equal(candidate, reference)
+        elif isinstance(reference, (sympy.And, sympy.Or)):
+            equal = _boolean_equal(candidate, reference)
+        elif _is_logical(candidate):
+            equal = False
+        else:
+            equal = _expr_equal(candidate, reference)
+            if not equal and reference_places is not None:
+                equal = rounds_to(candidate, reference_places, reference)
+    except (
+        TypeError,
+        ValueError,
+        NotImplementedError,
+        RecursionError,
+        ZeroDivisionError,
+        sympy.PolynomialError,
+        sympy.polys.polyerrors.PolificationFailed,
+    ) as exc:
+        # sympy failing on a candidate-built expression counts against the candidate, and says so
+        return "cand_too_complex", f"sympy could not compare: {type(exc).__name__}: {exc}"
+    return ("equal" if equal else "different"), f"{candidate} vs {reference}"
+
+
+# Parsed and compared once at worker start-up: ANTLR builds its prediction tables and sympy fills
+# its caches lazily, which otherwise makes the first few real comparisons 5-20x slower.
+_WARM_UP = (
+    (r"\frac{a}{b}+\sqrt{c}-d^{2}", r"\sqrt[3]{a}\cdot b"),
+    (r"(p+q)^3", r"p^3+3p^2q+3pq^2+q^3"),
+    (r"\sin^2(t)+\cos(t)\tan(t)", r"\sec^2(t)-\log(t)+\ln(t)"),
+    (r"\frac{t^2-4}{t-2}", r"t+2"),
+    (r"e^{3}\pi", r"3!+\frac{7}{9}"),
+    (r"2(k-1)", r"2k-2"),
+    (r"k^2 > 4", r"4 < k^2"),
+    (r"a^2+b^2=9", r"9=b^2+a^2"),
+    (r"\begin{pmatrix}1&k\\0&1\end{pmatrix}", r"\begin{pmatrix}1&k\\0&1\end{pmatrix}"),
+    (r"\cos(2t)", r"\cos^2(t)-\sin^2(t)"),
+    (r"\log(9)", r"2\log(3)"),
+    (r"\frac{1}{\cos^2(t)}", r"1+\tan^2(t)"),
+    (r"\sin(2t)", r"2\sin(t)\cos(t)"),
+    (r"\cos(\frac{\pi}{3})", r"\frac{1}{2}"),
+    (r"w = 3k - 1", r"3k - w - 1 = 0"),
+)
+
+
+def _warm_up() -> None:
+    for candidate, reference in _WARM_UP:
+        compare(candidate, reference)
+    parse_leaf.cache_clear()
+
+
+def serve() -> None:
+    """Worker main loop: one JSON request per stdin line, one JSON reply per stdout line."""
+    import json
+    import resource
+    import sys
+    import traceback
+
+    limit = 2 * 1024**3  # a runaway sympy computation hits MemoryError here instead of the host
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    sys.setrecursionlimit(5000)
+    out = sys.stdout
+    _warm_up()
+    out.write("ready\n")
+    out.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            status, detail = compare(request["candidate"], request["reference"], request.get("places"))
+        except MemoryError:
+            status, detail = "cand_too_complex", "memory limit"
+        except Exception:  # a bug in the verifier: report it, the host raises it
+            status, detail = "error", traceback.format_exc()
+        out.write(json.dumps({"status": status, "detail": detail[:2000]}) + "\n")
+        out.flush()

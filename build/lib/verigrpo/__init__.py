@@ -1,0 +1,35 @@
+"""Inspect's entry point for verigrpo; installed as the top-level package ``verigrpo``.
+
+Inspect names a registered object ``<top-level package>/<name>``, but only when it can tell the
+package is installed: a scorer in ``evals/`` is ``evals/math_verifier`` after ``pip install .`` and a
+bare ``math_verifier`` after ``pip install -e .`` (the distribution is ``verigrpo``, not ``evals``),
+and even this package loses its prefix when run from a checkout holding a stale ``verigrpo.egg-info``.
+So the names here are made ``verigrpo/<name>`` in every case, and
+
+    inspect score LOG --scorer verigrpo/math_verifier --action append --output-file NEW.eval --model none/none
+
+works from any directory. pyproject.toml maps this folder to the package name and declares the
+``inspect_ai`` entry point that imports it.
+"""
+
+from inspect_ai._util.registry import registry_name  # pinned inspect-ai; tests/test_evals_registry.py checks this
+from inspect_ai.scorer import Scorer, scorer
+
+from evals.scoring import MATH_METRICS, math_scorer
+
+NAMESPACE = "verigrpo"
+
+
+def _probe() -> None:
+    """Only here so we can ask Inspect how it would qualify a name defined in this module."""
+
+
+def _name(name: str) -> str:
+    """The ``name=`` to give a decorator so that Inspect registers ``verigrpo/<name>``."""
+    return name if registry_name(_probe, name) == f"{NAMESPACE}/{name}" else f"{NAMESPACE}/{name}"
+
+
+@scorer(metrics=MATH_METRICS, name=_name("math_verifier"))
+def math_verifier() -> Scorer:
+    """Correct when the completion's final answer equals the target under ``rewards.grade``."""
+    return math_scorer()
