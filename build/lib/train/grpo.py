@@ -1,0 +1,128 @@
+"""GRPO with TRL on the shared verifier.
+
+    python train/grpo.py --config configs/cpu-smollm2.yaml               # the CPU default
+    python train/grpo.py --config configs/cpu-smollm2.yaml --max_steps 2 # any key can be overridden
+    python train/grpo.py --help                                          # every key
+
+The reward functions are ``rewards.REWARD_FUNCS`` and the prompt is ``rewards.build_messages``,
+imported unchanged, so ``inspect eval evals/`` scores the checkpoint with the function that
+rewarded it. Every save holds the adapter, the tokenizer (with its chat template) and run.json.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from train.config import ConfigError, ScriptArguments, parse_config, validate
+
+
+def _summary(log_history: list[dict], seconds: float) -> str:
+    steps = [entry for entry in log_history if "reward" in entry]
+    if not steps:
+        return "no training steps were logged"
+    window = max(1, min(5, len(steps) // 3 or 1))
+    first = sum(e["reward"] for e in steps[:window]) / window
+    last = sum(e["reward"] for e in steps[-window:]) / window
+    fmt_key = "rewards/format_reward/mean"
+    fmt = ""
+    if fmt_key in steps[0]:
+        fmt_first = sum(e.get(fmt_key, 0.0) for e in steps[:window]) / window
+        fmt_last = sum(e.get(fmt_key, 0.0) for e in steps[-window:]) / window
+        fmt = f"; format rate {fmt_first:.2f} -> {fmt_last:.2f}"
+    return (
+        f"{steps[-1].get('step', len(steps))} steps in {seconds:.0f} s ({seconds / len(steps):.1f} s/step); "
+        f"reward (mean of first/last {window} steps) {first:.3f} -> {last:.3f}{fmt}"
+    )
+
+
+def main(script_args: ScriptArguments, training_args, model_args) -> dict:
+    """Train; return {"output_dir", "global_step", "log_history"}. Raises ConfigError/DatasetError early."""
+    validate(script_args, training_args, model_args)
+    from evals.math_data import DatasetError  # noqa: F401 - raised by load_training_problems
+    from train.data import load_training_problems, to_dataset
+
+    problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
+    if not problems:
+        raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
+
+    from trl import get_peft_config, get_quantization_config
+
+    from rewards import get_reward_funcs
+    from train.manifest import ManifestCallback, build_manifest, rollout_metadata, write_manifest
+    from train.recording_trainer import RecordingGRPOTrainer, RolloutFlushCallback
+    from train.rollouts import RolloutRecorder
+
+    model_path = model_args.model_name_or_path
+    if Path(model_path).is_dir():
+        # absolute, so the adapter's base_model_name_or_path works from any directory (inspect eval hf/<adapter>)
+        model_path = model_args.model_name_or_path = str(Path(model_path).resolve())
+    training_args.model_init_kwargs = {
+        "revision": model_args.model_revision,
+        "dtype": model_args.dtype,
+        "attn_implementation": model_args.attn_implementation,
+        **(training_args.model_init_kwargs or {}),
+    }
+    manifest = build_manifest(script_args, training_args, model_args)
+    output_dir = Path(training_args.output_dir)
+    callbacks = [ManifestCallback(manifest)]
+    recorder = None
+    if script_args.log_rollouts:
+        recorder = RolloutRecorder(
+            output_dir / "rollouts",
+            every_steps=script_args.rollout_log_steps,
+            num_generations=training_args.num_generations,
+            metadata=rollout_metadata(manifest),
+        )
+        callbacks.append(RolloutFlushCallback(recorder))
+    trainer = RecordingGRPOTrainer(
+        model=model_path,
+        reward_funcs=get_reward_funcs(script_args.reward_funcs),
+        reward_names=list(script_args.reward_funcs),
+        rollout_recorder=recorder,
+        args=training_args,
+        train_dataset=to_dataset(problems, script_args.num_shots),
+        peft_config=get_peft_config(model_args),
+        quantization_config=get_quantization_config(model_args),
+        callbacks=callbacks,
+    )
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    seconds = time.perf_counter() - start
+    trainer.save_model(str(output_dir))
+    history = trainer.state.log_history
+    if trainer.is_world_process_zero():
+        write_manifest(manifest, output_dir, trainer.state.global_step)
+        (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
+        print(f"[verigrpo] {_summary(history, seconds)}")
+        print(f"[verigrpo] checkpoint: {output_dir} (adapter + tokenizer + run.json)")
+        print(f"[verigrpo] curve: python scripts/plot_run.py {output_dir}")
+        if recorder is not None:
+            print(
+                f"[verigrpo] rollouts: {len(recorder.written)} Inspect logs in {output_dir / 'rollouts'} "
+                f"(inspect view --log-dir {output_dir / 'rollouts'}; audit: python scripts/audit_rollouts.py {output_dir})"
+            )
+    return {
+        "output_dir": str(output_dir),
+        "global_step": trainer.state.global_step,
+        "log_history": history,
+        "rollout_logs": [str(p) for p in recorder.written] if recorder else [],
+    }
+
+
+def cli(argv: list[str] | None = None) -> int:
+    from evals.math_data import DatasetError
+
+    try:
+        script_args, training_args, model_args = parse_config(argv)
+        main(script_args, training_args, model_args)
+    except (ConfigError, DatasetError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -1,0 +1,111 @@
+"""run.json: what a checkpoint needs to be matched to its config, code and verifier.
+
+Written into the output directory and into every ``checkpoint-N`` folder, next to the adapter
+and tokenizer. ``verifier_fingerprint`` is the same value the eval logs record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from transformers import TrainerCallback
+
+from rewards import verifier_id
+
+PACKAGES = ("verigrpo", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "bitsandbytes", "sympy")
+
+
+def package_versions() -> dict[str, str | None]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def git_commit(repo: Path = REPO) -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, timeout=10)
+    return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def _plain(obj):
+    if dataclasses.is_dataclass(obj):
+        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    return str(obj)
+
+
+def build_manifest(script_args, training_args, model_args) -> dict:
+    return {
+        "config": {
+            "script": _plain(script_args),
+            "training": _plain(training_args.to_dict()),
+            "model": _plain(model_args),
+        },
+        "packages": package_versions(),
+        "git_commit": git_commit(),
+        **verifier_id(),
+    }
+
+
+def write_manifest(manifest: dict, directory: str | Path, step: int | None = None) -> Path:
+    path = Path(directory) / "run.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**manifest, "global_step": step}, indent=2, sort_keys=True))
+    return path
+
+
+def read_manifest(directory: str | Path) -> dict | None:
+    path = Path(directory) / "run.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+class ManifestCallback(TrainerCallback):
+    """Writes run.json (and the log history, for plotting) into each checkpoint as it is saved."""
+
+    def __init__(self, manifest: dict) -> None:
+        self.manifest = manifest
+
+    def on_save(self, args, state, control, **kwargs):
+        checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        if state.is_world_process_zero:
+            write_manifest(self.manifest, checkpoint, state.global_step)
+        return control
+
+
+def rollout_metadata(manifest: dict) -> dict:
+    """The run facts each rollout log carries: enough to match it to run.json and the verifier."""
+    script, model = manifest["config"]["script"], manifest["config"]["model"]
+    training = manifest["config"]["training"]
+    return {
+        "verigrpo_version": manifest["verigrpo_version"],
+        "verifier_fingerprint": manifest["verifier_fingerprint"],
+        "git_commit": manifest["git_commit"],
+        "policy_model": model.get("model_name_or_path"),
+        "dataset": script.get("dataset"),
+        "reward_funcs": script.get("reward_funcs"),
+        "reward_weights": training.get("reward_weights"),
+        "num_generations": training.get("num_generations"),
+        "output_dir": training.get("output_dir"),
+        "packages": manifest["packages"],
+    }

@@ -1,0 +1,134 @@
+"""What `train/grpo.py --config X.yaml` accepts, and every check that can fail before a model loads.
+
+TRL's ``TrlParser`` reads three dataclasses: ``ScriptArguments`` (here: data, rewards, prompt),
+``GRPOConfig`` and ``ModelConfig`` (TRL's own). Unknown keys in the YAML or on the command line
+are errors. ``validate`` turns each impossible or risky combination into one paragraph naming
+the key and the fix.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evals.math_data import SOURCES
+from rewards import REWARD_FUNCS
+
+
+class ConfigError(ValueError):
+    """A configuration the trainer refuses, with the key and the fix in the message."""
+
+
+@dataclass
+class ScriptArguments:
+    """Data, reward and prompt options (model and optimizer options live in ModelConfig / GRPOConfig)."""
+
+    dataset: str = field(default="arithmetic", metadata={"help": f"one of {', '.join(SOURCES)}"})
+    dataset_path: str | None = field(default=None, metadata={"help": "local file for jsonl/json (or gsm8k/math500)"})
+    dataset_split: str = field(default="train", metadata={"help": "split to train on (arithmetic: train or test)"})
+    dataset_size: int | None = field(default=None, metadata={"help": "arithmetic: problems generated; else limit"})
+    dataset_seed: int = field(default=0, metadata={"help": "seed for generation and shuffling"})
+    arithmetic_operations: list[str] = field(default_factory=lambda: ["add", "sub", "mul"])
+    arithmetic_min_value: int = 1
+    arithmetic_max_value: int = 20
+    arithmetic_steps: int = 1
+    num_shots: int = field(default=1, metadata={"help": "worked examples in the prompt (rewards.WORKED_EXAMPLES)"})
+    reward_funcs: list[str] = field(
+        default_factory=lambda: ["correctness", "format"], metadata={"help": f"names from {sorted(REWARD_FUNCS)}"}
+    )
+    log_rollouts: bool = field(
+        default=True, metadata={"help": "write every rollout to <output_dir>/rollouts/*.eval (Inspect logs)"}
+    )
+    rollout_log_steps: int = field(
+        default=10, metadata={"help": "steps per rollout log file (also written at each save)"}
+    )
+
+
+def parse_config(argv: list[str] | None = None):
+    """(ScriptArguments, GRPOConfig, ModelConfig) from ``--config file.yaml`` plus CLI overrides."""
+    from trl import GRPOConfig, ModelConfig, TrlParser
+
+    parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))
+    try:
+        return parser.parse_args_and_config(args=argv)
+    except ValueError as exc:
+        raise ConfigError(_explain(str(exc))) from None
+
+
+def _explain(message: str) -> str:
+    if "Unknown arguments from config file" in message:
+        return f"{message.split('. Please')[0]}. Remove or rename them; `python train/grpo.py --help` lists every key."
+    if "not used by the HfArgumentParser" in message:
+        unknown = message.split(": ", 1)[1]
+        return f"unknown command-line option(s) {unknown}. `python train/grpo.py --help` lists every key."
+    if "must be divisible by num_generations" in message:
+        return (
+            f"{message} Each optimizer step needs whole groups of completions: make per_device_train_batch_size "
+            "x gradient_accumulation_steps (or generation_batch_size) a multiple of num_generations."
+        )
+    return f"invalid configuration: {message}"
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def validate(script_args: ScriptArguments, training_args, model_args) -> None:
+    """Every check that does not need the model: run before anything heavy is loaded."""
+    unknown = [name for name in script_args.reward_funcs if name not in REWARD_FUNCS]
+    if unknown:
+        raise ConfigError(
+            f"reward_funcs: unknown reward function(s) {unknown}. Valid names are {sorted(REWARD_FUNCS)}, "
+            "e.g. `reward_funcs: [correctness, format]`."
+        )
+    weights = training_args.reward_weights
+    if weights is not None and len(weights) != len(script_args.reward_funcs):
+        raise ConfigError(
+            f"reward_weights has {len(weights)} entries but reward_funcs has {len(script_args.reward_funcs)}: "
+            "give one weight per reward function (e.g. `reward_weights: [1.0, 0.0]` to log format without training on it)."
+        )
+    if script_args.dataset not in SOURCES:
+        raise ConfigError(f"dataset: {script_args.dataset!r} is not one of {list(SOURCES)}.")
+    if script_args.dataset in ("jsonl", "json") and not script_args.dataset_path:
+        raise ConfigError(f"dataset: {script_args.dataset!r} needs dataset_path pointing at the file.")
+    if script_args.dataset_path and not Path(script_args.dataset_path).is_file():
+        raise ConfigError(
+            f"dataset_path: {script_args.dataset_path} does not exist (resolved: {Path(script_args.dataset_path).resolve()})."
+        )
+    if not model_args.model_name_or_path:
+        raise ConfigError("model_name_or_path is required (a local checkpoint directory or a Hub model id).")
+    path = model_args.model_name_or_path
+    if (path.startswith((".", "/", "models/")) or Path(path).exists()) and not Path(path, "config.json").is_file():
+        raise ConfigError(
+            f"model_name_or_path: {path} is not a checkpoint directory (no config.json). For the CPU default run "
+            "`python scripts/prepare_cpu_model.py` (or `make setup`) first."
+        )
+    if training_args.use_vllm:
+        if model_args.load_in_4bit:
+            raise ConfigError(
+                "load_in_4bit together with use_vllm is refused: TRL 1.16 syncs weights to vLLM by merging the LoRA "
+                "adapter into the bitsandbytes 4-bit base, which re-quantizes it and pushes the packed tensors without "
+                "their quantization state, so rollouts would come from corrupted or stale weights. Use "
+                "configs/qwen2.5-1.5b-lora-vllm.yaml (bf16 base + LoRA + vLLM) or configs/qwen2.5-1.5b-qlora.yaml "
+                "(4-bit + LoRA without vLLM)."
+            )
+        if importlib.util.find_spec("vllm") is None:
+            raise ConfigError("use_vllm: vLLM is not installed. Install the extra: pip install -e '.[vllm]'.")
+        if not _cuda_available():
+            raise ConfigError(
+                "use_vllm: vLLM needs a CUDA GPU and none is visible. Set use_vllm: false to generate with transformers."
+            )
+    if training_args.fp16 and not _cuda_available():
+        raise ConfigError("fp16: mixed precision fp16 needs a GPU. Set fp16: false (or bf16: true) on CPU.")
+    if model_args.load_in_4bit and model_args.load_in_8bit:
+        raise ConfigError("load_in_4bit and load_in_8bit are both set: choose one.")
+    if (model_args.load_in_4bit or model_args.load_in_8bit) and not model_args.use_peft:
+        raise ConfigError(
+            "load_in_4bit/load_in_8bit needs use_peft: true: quantized weights cannot be trained directly, only a "
+            "LoRA adapter on top of them."
+        )
+    if script_args.rollout_log_steps < 1:
+        raise ConfigError(f"rollout_log_steps must be >= 1, got {script_args.rollout_log_steps}.")

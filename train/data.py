@@ -1,0 +1,39 @@
+"""Training rows from the shared problem sources, with the prompt the evals use.
+
+A row is ``{"prompt": chat messages, "answer": reference, "id": problem id}``; TRL passes
+``answer`` to the reward functions as a keyword argument (``rewards.correctness(completions, answer)``).
+"""
+
+from __future__ import annotations
+
+from datasets import Dataset
+
+from evals.math_data import MathProblem, load_problems
+from rewards import build_messages
+from train.config import ScriptArguments
+
+
+def load_training_problems(args: ScriptArguments) -> list[MathProblem]:
+    knobs = {}
+    if args.dataset == "arithmetic":
+        knobs = {
+            "operations": args.arithmetic_operations,
+            "min_value": args.arithmetic_min_value,
+            "max_value": args.arithmetic_max_value,
+            "steps": args.arithmetic_steps,
+        }
+    return load_problems(
+        args.dataset,
+        path=args.dataset_path,
+        split=args.dataset_split,
+        limit=args.dataset_size,
+        seed=args.dataset_seed,
+        shuffle=args.dataset != "arithmetic",
+        **knobs,
+    )
+
+
+def to_dataset(problems: list[MathProblem], num_shots: int) -> Dataset:
+    return Dataset.from_list(
+        [{"prompt": build_messages(p.question, num_shots), "answer": p.answer, "id": p.id} for p in problems]
+    )
