@@ -6,15 +6,23 @@ reward (``rewards.correctness``) calls, so eval accuracy is the quantity trainin
 
 from __future__ import annotations
 
+import json
+import logging
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
 import anyio
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, mean, stderr
 from inspect_ai.solver import TaskState
 
 from rewards import InvalidReference, Verdict, grade, verifier_id
 
+logger = logging.getLogger(__name__)
+
 # "correct" is the headline (C/I -> accuracy); "format" is the share of outputs with one extractable answer.
 MATH_METRICS = {"correct": [accuracy(), stderr()], "format": [mean()]}
-HEADLINE = "correct"
+HEADLINE = "math_verifier.correct"  # "<scorer>.<score>": the correct key of the math_verifier scorer
 
 
 def verdict_score(verdict: Verdict) -> Score:
@@ -37,10 +45,39 @@ async def score_completion(completion: str, reference: str) -> Score:
     return verdict_score(verdict)
 
 
+def _checkpoint_dirs(model_name: str) -> list[Path]:
+    """Local directories named by an Inspect model string: hf/<dir>, vllm/<base>:<adapter dir>."""
+    _, _, rest = model_name.partition("/")
+    return [Path(part) for part in rest.split(":") if part and Path(part).is_dir()]
+
+
+@lru_cache(maxsize=64)
+def checkpoint_verifier_mismatch(model_name: str) -> str | None:
+    """A warning when the checkpoint's run.json names a different verifier than the one scoring it now."""
+    current = verifier_id()
+    for directory in _checkpoint_dirs(model_name):
+        run_json = directory / "run.json"
+        if not run_json.is_file():
+            continue
+        trained = json.loads(run_json.read_text())
+        if trained.get("verifier_fingerprint") != current["verifier_fingerprint"]:
+            message = (
+                f"{directory} was trained with verifier {trained.get('verifier_fingerprint')} "
+                f"(verigrpo {trained.get('verigrpo_version')}) but is being scored with "
+                f"{current['verifier_fingerprint']} (verigrpo {current['verigrpo_version']}): the eval does not "
+                "measure exactly what training rewarded."
+            )
+            logger.warning(message)
+            warnings.warn(message, stacklevel=2)
+            return message
+    return None
+
+
 def math_scorer() -> Scorer:
     """A fresh scorer function (Inspect tags the returned object, so each registration needs its own)."""
 
     async def score(state: TaskState, target: Target) -> Score:
+        checkpoint_verifier_mismatch(str(state.model))
         return await score_completion(state.output.completion, target.text)
 
     return score

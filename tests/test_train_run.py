@@ -62,6 +62,18 @@ def test_two_real_grpo_steps_learn_and_save(tmp_path, cpu_model, monkeypatch):
     assert json.loads((run / "adapter_config.json").read_text())["base_model_name_or_path"] == str(cpu_model)
     assert (run / "log_history.json").is_file()
 
+    # every rollout is in an Inspect log: one per save here (save_steps 1), G completions per prompt
+    logs = sorted((run / "rollouts").glob("*.eval"))
+    assert [p.name for p in logs] == ["rollouts-step000001-000001.eval", "rollouts-step000002-000002.eval"]
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(str(logs[0]))
+    assert log.status == "success" and len(log.samples) == 4 and {s.epoch for s in log.samples} == {1, 2, 3, 4}
+    assert {"train_length_parity", "train_correctness", "train_format"} <= set(log.samples[0].scores)
+    assert log.samples[0].metadata["step"] == 1 and log.samples[0].metadata["completion_length"] <= 24
+    assert log.eval.metadata["verifier_fingerprint"] == rewards.verifier_fingerprint()
+    assert result["rollout_logs"] == [str(p) for p in logs]
+
     from peft import AutoPeftModelForCausalLM
 
     model = AutoPeftModelForCausalLM.from_pretrained(run)  # loads the base from the adapter config, any cwd
@@ -72,3 +84,5 @@ def test_two_real_grpo_steps_learn_and_save(tmp_path, cpu_model, monkeypatch):
     resumed = tiny_run(run, "--max_steps", "3", "--resume_from_checkpoint", str(run / "checkpoint-2"))
     assert resumed["global_step"] == 3
     assert [e["step"] for e in resumed["log_history"] if "grad_norm" in e][-1] == 3
+    assert (run / "rollouts" / "rollouts-step000003-000003.eval").is_file()  # appended, nothing overwritten
+    assert len(list((run / "rollouts").glob("*.eval"))) == 3

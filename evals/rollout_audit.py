@@ -1,0 +1,160 @@
+"""Re-judge training rollouts with a (newer, stricter, or just different) scorer and count disagreements.
+
+The training reward paid some completions (``train_correctness`` = 1). If the re-scorer rejects
+some of them, the policy was paid for answers that are not right by the re-scorer's standard: a
+reward hack or a verifier bug. Counted per step window, this is a reward-hacking detector.
+Used by ``scripts/audit_rollouts.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inspect_ai import score as inspect_score
+from inspect_ai.log import EvalLog, read_eval_log
+from inspect_ai.scorer import Scorer
+
+from evals.score_diff import grade_of
+
+TRAIN_SCORE = "train_correctness"
+DEFAULT_SCORER = "verigrpo/math_verifier"
+
+
+def load_scorer(spec: str) -> Scorer:
+    """``verigrpo/math_verifier`` (a registered name) or ``path/to/file.py@factory``."""
+    if "@" in spec:
+        path, name = spec.rsplit("@", 1)
+        module_spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+        if module_spec is None or not Path(path).is_file():
+            raise FileNotFoundError(f"scorer file {path} not found")
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+        return getattr(module, name)()
+    import verigrpo  # noqa: F401 - registers verigrpo/* scorers
+    from inspect_ai._util.registry import registry_create  # the registry lookup `inspect score --scorer` uses
+
+    return registry_create("scorer", spec)
+
+
+@dataclass
+class Example:
+    log: str
+    sample_id: str | int
+    epoch: int
+    step: int
+    answer: str | None
+    completion: str
+    explanation: str | None
+
+
+@dataclass
+class Window:
+    first_step: int
+    last_step: int
+    compared: int = 0
+    paid: int = 0
+    paid_rejected: int = 0
+    unpaid_accepted: int = 0
+
+    @property
+    def paid_rejected_rate(self) -> float:
+        return self.paid_rejected / self.paid if self.paid else 0.0
+
+
+@dataclass
+class Audit:
+    windows: list[Window] = field(default_factory=list)
+    paid_rejected: list[Example] = field(default_factory=list)
+    unpaid_accepted: list[Example] = field(default_factory=list)
+    scorer_name: str = ""
+
+    @property
+    def total(self) -> Window:
+        out = Window(
+            self.windows[0].first_step if self.windows else 0, self.windows[-1].last_step if self.windows else 0
+        )
+        for w in self.windows:
+            out.compared += w.compared
+            out.paid += w.paid
+            out.paid_rejected += w.paid_rejected
+            out.unpaid_accepted += w.unpaid_accepted
+        return out
+
+
+def rescore(log: EvalLog, scorer: Scorer) -> tuple[EvalLog, str]:
+    """The log with the scorer's results appended, and the name they were recorded under."""
+    before = {name for sample in log.samples or [] for name in sample.scores or {}}
+    logging.getLogger("inspect_ai").setLevel(logging.WARNING)
+    scored = inspect_score(log, scorers=[scorer], action="append", model="none/none", display="none")
+    added = [name for sample in scored.samples[:1] for name in sample.scores if name not in before]
+    if len(added) != 1:
+        raise RuntimeError(f"could not tell which score the re-scorer added (new names: {added})")
+    return scored, added[0]
+
+
+def audit_logs(paths: list[Path], scorer_spec: str = DEFAULT_SCORER, window: int = 10) -> Audit:
+    """Re-score every rollout log and count, per ``window`` steps, where training and re-scorer disagree."""
+    audit = Audit()
+    windows: dict[int, Window] = {}
+    for path in sorted(paths):
+        log, name = rescore(read_eval_log(str(path)), load_scorer(scorer_spec))
+        audit.scorer_name = name
+        for sample in log.samples or []:
+            paid = grade_of(sample.scores[TRAIN_SCORE])
+            new_score = sample.scores[name]
+            accepted = grade_of(new_score)
+            if paid is None or accepted is None:
+                continue  # a reward that did not apply, or a reference the re-scorer cannot read
+            step = int(sample.metadata.get("step", 0))
+            key = (step - 1) // window
+            win = windows.setdefault(key, Window(key * window + 1, (key + 1) * window))
+            win.compared += 1
+            example = Example(
+                str(path),
+                sample.id,
+                sample.epoch,
+                step,
+                new_score.answer,
+                sample.output.completion,
+                new_score.explanation,
+            )
+            if paid > 0:
+                win.paid += 1
+                if accepted == 0:
+                    win.paid_rejected += 1
+                    audit.paid_rejected.append(example)
+            elif accepted > 0:
+                win.unpaid_accepted += 1
+                audit.unpaid_accepted.append(example)
+    audit.windows = [windows[k] for k in sorted(windows)]
+    return audit
+
+
+def plot(audit: Audit, out: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    centers = [(w.first_step + w.last_step) / 2 for w in audit.windows]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.plot(centers, [w.paid_rejected_rate for w in audit.windows], marker="o", label="paid but rejected / paid")
+    ax.plot(
+        centers,
+        [w.unpaid_accepted / w.compared if w.compared else 0 for w in audit.windows],
+        marker="s",
+        label="unpaid but accepted / all",
+    )
+    ax.set_xlabel("training step")
+    ax.set_ylabel("disagreement rate")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"training reward vs {audit.scorer_name}")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out

@@ -1,0 +1,173 @@
+"""Training rollouts as Inspect logs: the format, the recorder's intervals, re-scoring and the audit."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+from conftest import BIN, REPO
+from inspect_ai.log import read_eval_log
+
+import rewards
+from evals.rollout_audit import audit_logs
+from evals.scoring import checkpoint_verifier_mismatch
+from train.rollouts import RolloutRecorder, build_log, rollouts_from_batch
+
+PROMPT = [{"role": "system", "content": "sys"}, {"role": "user", "content": "What is 2+3?"}]
+G = 4
+
+
+def batch(step: int, completions: list[str], rewards_: dict[str, list], answer: str = "5", prompt_id: str = "p"):
+    n = len(completions)
+    return rollouts_from_batch(
+        ids=[f"{prompt_id}{i // G}" for i in range(n)],
+        answers=[answer] * n,
+        prompts=[PROMPT] * n,
+        completions=[[{"role": "assistant", "content": c}] for c in completions],
+        rewards=rewards_,
+        advantages=[0.5 - i % 2 for i in range(n)],
+        lengths=[10 + i for i in range(n)],
+        max_completion_length=64,
+        terminated=[i % 3 != 0 for i in range(n)],
+        num_generations=G,
+        step=step,
+    )
+
+
+# 8 completions = 2 groups; training paid 5 of them, 3 of those with \boxed{}
+COMPLETIONS = [
+    "ANSWER: 5",
+    "\\boxed{5}",
+    "ANSWER: 4",
+    "\\boxed{5}",
+    "so \\boxed{5}",
+    "ANSWER: 5",
+    "no idea",
+    "ANSWER: 6",
+]
+PAID = [1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+FORMAT = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0]
+
+
+def test_log_format_groups_scores_and_metadata(tmp_path):
+    rollouts = batch(3, COMPLETIONS, {"correctness": PAID, "format": FORMAT})
+    log = build_log(rollouts, G, {"verifier_fingerprint": rewards.verifier_fingerprint()})
+    path = tmp_path / "r.eval"
+    from inspect_ai.log import write_eval_log
+
+    write_eval_log(log, str(path))
+    back = read_eval_log(str(path))
+    assert back.eval.model == "none/none" and back.eval.config.epochs == G
+    ids = sorted({s.id for s in back.samples})
+    assert ids == ["p0@3", "p1@3"]
+    assert sorted(s.epoch for s in back.samples if s.id == "p0@3") == [1, 2, 3, 4]
+    first = next(s for s in back.samples if s.id == "p0@3" and s.epoch == 1)
+    assert first.scores["train_correctness"].value == 1.0 and first.output.completion == "ANSWER: 5"
+    assert first.metadata == {
+        "step": 3,
+        "group": 0,
+        "advantage": 0.5,
+        "completion_length": 10,
+        "truncated": True,
+        "max_completion_length": 64,
+    }
+    assert first.target == "5" and [m.role for m in first.input] == ["system", "user"]
+    metrics = {(r.name, r.reducer): r.metrics["mean"].value for r in back.results.scores}
+    assert metrics[("train_correctness", "mean")] == pytest.approx(5 / 8)
+    assert metrics[("train_correctness", "pass_at_4")] == pytest.approx(1.0)
+    assert back.eval.metadata["first_step"] == 3 and back.eval.metadata["verifier_fingerprint"]
+
+
+def test_none_reward_is_recorded_unscored(tmp_path):
+    (rollout,) = batch(1, ["ANSWER: 1"] * 4, {"correctness": [None, 1.0, 0.0, float("nan")]})[:1]
+    log = build_log([rollout], G, {})
+    assert math.isnan(log.samples[0].scores["train_correctness"].value)
+
+
+def test_recorder_writes_one_file_per_interval_and_never_overwrites(tmp_path):
+    recorder = RolloutRecorder(tmp_path, every_steps=2, num_generations=G, metadata={})
+    for step in range(1, 6):
+        recorder.add(batch(step, COMPLETIONS[:4], {"correctness": PAID[:4]}))
+    recorder.flush()
+    assert [p.name for p in recorder.written] == [
+        "rollouts-step000001-000002.eval",
+        "rollouts-step000003-000004.eval",
+        "rollouts-step000005-000005.eval",
+    ]
+    assert len(read_eval_log(str(recorder.written[0])).samples) == 8
+    resumed = RolloutRecorder(tmp_path, every_steps=2, num_generations=G, metadata={})
+    resumed.add(batch(5, COMPLETIONS[:4], {"correctness": PAID[:4]}))
+    resumed.flush()
+    assert resumed.written[0].name == "rollouts-step000005-000005-2.eval"
+    assert len(list(tmp_path.glob("*.eval"))) == 4
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    recorder = RolloutRecorder(tmp_path / "rollouts", every_steps=1, num_generations=G, metadata={})
+    recorder.add(batch(1, COMPLETIONS, {"correctness": PAID, "format": FORMAT}))
+    recorder.add(batch(2, COMPLETIONS, {"correctness": PAID, "format": FORMAT}, prompt_id="q"))
+    recorder.flush()
+    return tmp_path
+
+
+def test_audit_with_the_training_verifier_finds_no_disagreement(run_dir):
+    audit = audit_logs(sorted((run_dir / "rollouts").glob("*.eval")))
+    total = audit.total
+    assert (total.compared, total.paid, total.paid_rejected, total.unpaid_accepted) == (16, 10, 0, 0)
+
+
+def test_audit_with_a_different_scorer_counts_exactly(run_dir):
+    spec = f"{REPO / 'tests' / 'helpers' / 'no_boxed_scorer.py'}@no_boxed_verifier"
+    audit = audit_logs(sorted((run_dir / "rollouts").glob("*.eval")), spec, window=1)
+    assert [(w.first_step, w.paid, w.paid_rejected) for w in audit.windows] == [(1, 5, 3), (2, 5, 3)]
+    assert all("\\boxed" in ex.completion for ex in audit.paid_rejected) and len(audit.paid_rejected) == 6
+    assert audit.total.paid_rejected_rate == pytest.approx(0.6)
+
+
+def test_audit_cli_gates_on_fail_above(run_dir):
+    script = [sys.executable, REPO / "scripts" / "audit_rollouts.py", str(run_dir)]
+    spec = f"{REPO / 'tests' / 'helpers' / 'no_boxed_scorer.py'}@no_boxed_verifier"
+    ok = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert "all" in ok.stdout and (run_dir / "rollouts-audit.png").is_file()
+    bad = subprocess.run(
+        script + ["--scorer", spec, "--fail-above", "0.5"], capture_output=True, text=True, timeout=300
+    )
+    assert bad.returncode == 1 and "FAIL: 60.00% of paid completions" in bad.stdout
+    assert "[paid but rejected]" in bad.stdout and "boxed answers are not accepted here" in bad.stdout
+    lenient = subprocess.run(
+        script + ["--scorer", spec, "--fail-above", "0.7"], capture_output=True, text=True, timeout=300
+    )
+    assert lenient.returncode == 0
+
+
+def test_inspect_score_cli_appends_our_scorer_to_a_rollout_log(run_dir, tmp_path):
+    log = sorted((run_dir / "rollouts").glob("*.eval"))[0]
+    out = tmp_path / "rescored.eval"
+    cmd = [BIN / "inspect", "score", str(log), "--scorer", "verigrpo/math_verifier", "--action", "append"]
+    run = subprocess.run(
+        cmd + ["--output-file", str(out), "--model", "none/none"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    scores = [s.scores for s in read_eval_log(str(out)).samples]
+    assert all({"train_correctness", "train_format", "math_verifier"} <= set(s) for s in scores)
+
+
+def test_checkpoint_trained_with_another_verifier_warns(tmp_path):
+    same, other = tmp_path / "same", tmp_path / "other"
+    for directory, fingerprint in ((same, rewards.verifier_fingerprint()), (other, "0123456789abcdef")):
+        directory.mkdir()
+        (directory / "run.json").write_text(
+            json.dumps({"verifier_fingerprint": fingerprint, "verigrpo_version": "0.0"})
+        )
+    assert checkpoint_verifier_mismatch(f"hf/{same}") is None
+    with pytest.warns(UserWarning, match="was trained with verifier 0123456789abcdef"):
+        message = checkpoint_verifier_mismatch(f"vllm/base-model:{other}")
+    assert message and str(other) in message
+    assert checkpoint_verifier_mismatch("mockllm/model") is None
