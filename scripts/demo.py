@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 MODEL_DIR = REPO / "models" / "smollm2-135m-instruct"
 
 
-def eval_task(config: str, problems: int):
+def eval_task(config: str, problems: int, max_tokens: int):
     """The held-out 'test' split of the same generator the config trains on (same operations and range)."""
     from evals.math_task import math_verified
     from train.config import parse_config
@@ -37,6 +37,7 @@ def eval_task(config: str, problems: int):
         min_value=script_args.arithmetic_min_value,
         max_value=script_args.arithmetic_max_value,
         steps=script_args.arithmetic_steps,
+        max_tokens=max_tokens,
     )
 
 
@@ -85,14 +86,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="configs/cpu-smollm2.yaml")
     parser.add_argument("--steps", type=int, default=None, help="override max_steps from the config")
-    parser.add_argument("--eval-problems", type=int, default=60)
+    parser.add_argument("--eval-problems", type=int, default=50)
+    parser.add_argument("--eval-max-tokens", type=int, default=96, help="twice the training completion length")
     parser.add_argument("--out", type=Path, default=None, help="run directory (default runs/demo-<time>)")
     args = parser.parse_args()
     out = args.out or REPO / "runs" / f"demo-{datetime.now():%Y%m%d-%H%M%S}"
     start = time.perf_counter()
 
     subprocess.run([sys.executable, REPO / "scripts" / "prepare_cpu_model.py", "--out", MODEL_DIR], check=True)
-    task = eval_task(args.config, args.eval_problems)
+    task = eval_task(args.config, args.eval_problems, args.eval_max_tokens)
     rows = {}
     rows["base, 4-bit (as trained)"] = evaluate(task, MODEL_DIR, out / "eval-logs", "the base model, 4-bit", True)
     rows["base, full precision"] = evaluate(task, MODEL_DIR, out / "eval-logs", "the base model, full precision", False)

@@ -2,6 +2,7 @@
 
 import asyncio
 import math
+import shutil
 import subprocess
 import sys
 
@@ -173,8 +174,13 @@ def test_rescore_crude_log_with_our_scorer_from_outside_the_repo(tmp_path, mock_
 def test_registered_scorer_name_after_a_regular_install(tmp_path):
     """`pip install .` (not -e) puts the packages in site-packages; the name must not change."""
     site = tmp_path / "venv" / "site-packages"
+    source = tmp_path / "src"  # build from a copy: setuptools writes build/ next to the sources
+    ignore = shutil.ignore_patterns(
+        ".venv", ".git", "models", "runs", "logs", "build", "*.egg-info", "__pycache__", ".cache"
+    )
+    shutil.copytree(REPO, source, ignore=ignore)
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q", "--target", site, REPO],
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q", "--target", site, source],
         capture_output=True,
         text=True,
         timeout=600,
