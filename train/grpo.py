@@ -48,6 +48,13 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
 
+    # start the verifier's symbolic workers now, while the model loads, not inside the first reward call
+    import threading
+
+    from rewards.worker_pool import warm_up
+
+    threading.Thread(target=warm_up, name="verifier-warm-up", daemon=True).start()
+
     from trl import get_peft_config, get_quantization_config
 
     from rewards import get_reward_funcs
