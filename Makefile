@@ -25,7 +25,7 @@ $(MODEL)/config.json: $(STAMP)
 
 setup: $(STAMP) $(MODEL)/config.json
 
-demo: setup  ## the main job: eval, GRPO-train and re-eval the CPU model (about 20 min on 2 cores)
+demo: setup  ## the main job: eval, GRPO-train and re-eval the CPU model (about 15 min on 2 cores)
 	$(PY) scripts/demo.py
 
 bench: setup  ## benchmarks: verifier, re-scoring, training harness
