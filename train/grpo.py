@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
+from rewards.worker_pool import warm_up
 from train.config import ConfigError, ScriptArguments, parse_config, validate
 
 
@@ -39,9 +41,8 @@ def _summary(log_history: list[dict], seconds: float) -> str:
 
 
 def main(script_args: ScriptArguments, training_args, model_args) -> dict:
-    """Train; return {"output_dir", "global_step", "log_history"}. Raises ConfigError/DatasetError early."""
+    """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
     validate(script_args, training_args, model_args)
-    from evals.math_data import DatasetError  # noqa: F401 - raised by load_training_problems
     from train.data import load_training_problems, to_dataset
 
     problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
@@ -49,10 +50,6 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
 
     # start the verifier's symbolic workers now, while the model loads, not inside the first reward call
-    import threading
-
-    from rewards.worker_pool import warm_up
-
     threading.Thread(target=warm_up, name="verifier-warm-up", daemon=True).start()
 
     from trl import get_peft_config, get_quantization_config
