@@ -32,6 +32,9 @@ _MIXED = re.compile(
 )
 
 
+_REPEATING = re.compile(r"^(?P<sign>[-+]?)(?P<whole>\d*)\.(?P<fixed>\d*)\\overline\s*\{\s*(?P<cycle>\d+)\s*\}$")
+
+
 class NumberTooLarge(ValueError):
     """A literal beyond the size bounds: the caller treats it as too complex."""
 
@@ -76,6 +79,12 @@ def parse_number(text: str) -> ExactNumber | None:
             value *= Fraction(10) ** exponent
             places = None
         return ExactNumber(-value if m.group("sign") == "-" else value, places)
+    if m := _REPEATING.match(text):  # 0.1\overline{6} = 1/6
+        whole, fixed, cycle = m.group("whole") or "0", m.group("fixed"), m.group("cycle")
+        _digits_ok(whole, fixed, cycle)
+        repeating = Fraction(int(cycle), 10 ** len(cycle) - 1)
+        value = int(whole) + (int(fixed or "0") + repeating) / 10 ** len(fixed)
+        return ExactNumber(-value if m.group("sign") == "-" else value, None)
     for pattern in (_FRAC_SLASH, _FRAC_TEX, _MIXED):
         if m := pattern.match(text):
             groups = m.groupdict()

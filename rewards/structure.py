@@ -110,6 +110,7 @@ def normalize(text: str) -> str:
     text = _strip_wrappers(text)
     text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
     text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
+    text = text.replace(r"\varnothing", r"\emptyset")
     text = text.replace("{,}", ",").replace(r"\!", "").replace(r"\cfrac", r"\frac")
     text = re.sub(r"(?<=\d)\\,(?=\d{3}\b)", " ", text)  # 1\,000 thin-space thousands
     text = _SPACING.sub(" ", text)
@@ -126,7 +127,8 @@ def normalize(text: str) -> str:
         text = text.replace(" ", "")
     if not text:
         raise Unparseable("empty answer")
-    if re.search(r"\d\s+\d", text) and not re.fullmatch(r"[-+]?\d+\s+\d+\s*/\s*\d+", text):
+    # "2 3" is neither 23 nor 6; a sub/superscript digit (\log_2 8, x^2 3) is not a number of its own
+    if re.search(r"(?<![_^\d])\d+\s+\d", text) and not re.fullmatch(r"[-+]?\d+\s+\d+\s*/\s*\d+", text):
         raise Unparseable("digits separated by a space: neither one number nor a list")
     plain_braces = text.replace(r"\{", "").replace(r"\}", "")
     if plain_braces.count("{") != plain_braces.count("}"):
