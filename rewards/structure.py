@@ -225,7 +225,7 @@ def _outer_brackets(text: str) -> tuple[str, str, str] | None:
     return None
 
 
-_MATRIX = re.compile(r"^\\begin\{([pbBvV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}$", re.S)
+_MATRIX = re.compile(r"^\\begin\{([pbB]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}$", re.S)
 
 
 VALUE, REFERENCE, EQUATION = "value", "reference", "equation"

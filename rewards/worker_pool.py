@@ -1,6 +1,6 @@
 """A wall-clock limit on symbolic comparison that works in any thread and under asyncio.
 
-Python cannot interrupt a thread, and ``signal.alarm`` only fires in the main thread (which is
+Python cannot interrupt a thread, and SIGALRM-based limits only fire in the main thread (which is
 why Math-Verify silently scores 0 inside threaded trainers). The one timeout that always holds
 is a process we can kill: sympy work runs in a few long-lived worker processes, started with
 ``subprocess`` (not ``multiprocessing``, so no re-import of the caller's ``__main__``), and a
