@@ -343,7 +343,7 @@ def _warm_up() -> None:
     parse_leaf.cache_clear()
 
 
-def serve() -> None:
+def serve(warm: bool = True) -> None:
     """Worker main loop: one JSON request per stdin line, one JSON reply per stdout line."""
     import json
     import resource
@@ -354,7 +354,8 @@ def serve() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.setrecursionlimit(5000)
     out = sys.stdout
-    _warm_up()
+    if warm:
+        _warm_up()
     out.write("ready\n")
     out.flush()
     for line in sys.stdin:

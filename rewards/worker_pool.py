@@ -23,7 +23,7 @@ TIMEOUT_S = float(os.environ.get("VERIGRPO_VERIFY_TIMEOUT_S", "0.6"))
 POOL_SIZE = int(os.environ.get("VERIGRPO_VERIFY_WORKERS", "2"))
 STARTUP_TIMEOUT_S = 60.0
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from rewards.symbolic import serve; serve()"
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from rewards.symbolic import serve; serve(sys.argv[2] == 'warm')"
 
 
 class VerifierBug(RuntimeError):
@@ -35,9 +35,10 @@ class _Timeout(Exception):
 
 
 class _Worker:
-    def __init__(self) -> None:
+    def __init__(self, warm: bool = True) -> None:
+        # a replacement for a killed worker skips the warm-up corpus: it must be ready again quickly
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, _PACKAGE_PARENT],
+            [sys.executable, "-c", _BOOT, _PACKAGE_PARENT, "warm" if warm else "cold"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={"PATH": os.environ.get("PATH", ""), "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"},
@@ -58,6 +59,17 @@ class _Worker:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
+
+    def is_ready(self) -> bool:
+        """Non-blocking: has the worker finished starting?"""
+        if not self._ready and b"\n" not in self._buffer:
+            fd = self.proc.stdout.fileno()
+            if select.select([fd], [], [], 0)[0]:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise VerifierBug(f"verifier worker exited with code {self.proc.wait()}")
+                self._buffer += chunk
+        return self._ready or b"\n" in self._buffer
 
     def request(self, payload: dict, timeout: float) -> dict:
         if not self._ready:
@@ -97,7 +109,7 @@ class WorkerPool:
         """Run ``rewards.symbolic.compare`` in a worker; a timeout is reported as ``timeout``."""
         with self._slots:
             with self._lock:
-                worker = self._idle.pop() if self._idle else None
+                worker = self._take_idle()
             worker = worker or self._spawn()
             try:
                 reply = worker.request({"candidate": candidate, "reference": reference, "places": places}, timeout)
@@ -113,13 +125,23 @@ class WorkerPool:
             raise VerifierBug(f"verifier worker raised on {candidate!r} vs {reference!r}:\n{reply['detail']}")
         return reply["status"], reply["detail"]
 
+    def _take_idle(self) -> _Worker | None:
+        """A ready idle worker if there is one (a replacement may still be starting), else the oldest."""
+        if not self._idle:
+            return None
+        for worker in reversed(self._idle):
+            if worker.is_ready():
+                self._idle.remove(worker)
+                return worker
+        return self._idle.pop(0)
+
     def _retire(self, worker: _Worker) -> None:
         worker.kill()
         with self._lock:
             self._all.remove(worker)
             # start the replacement now so its imports overlap with the caller's next work
-            self._idle.append(_Worker())
-            self._all.append(self._idle[-1])
+            self._idle.insert(0, _Worker(warm=False))
+            self._all.append(self._idle[0])
 
     def close(self) -> None:
         with self._lock:

@@ -140,6 +140,9 @@ ADVERSARIAL = [
     "1+" * 400_000 + "1",
     "(x+1)^{100000}",
     "(x+1)^{300}(x-1)^{300}",
+    r"\sum_{k=1}^{10^{10}} k^k",  # bounded in size, unbounded in work: hits the 0.6 s kill
+    r"\sum_{k=1}^{10^{9}} k^k",  # a second kill in a row: the next call must not wait for a restart
+    r"\prod_{k=1}^{1000} k",
     r"\sin(x)^{50}+\cos(x)^{50}",
     "__import__('os').system('true')",
     "(3)if(0)else(4)",

@@ -113,6 +113,16 @@ def test_timeout_kills_the_worker_and_recovers():
     assert all(w.proc.poll() is not None for w in pool._all) and not pool._all
 
 
+def test_consecutive_timeouts_stay_fast_and_leave_the_verifier_working():
+    """A replacement worker may still be starting: calls prefer a ready one and stay bounded."""
+    slow = r"\sum_{k=1}^{10^{10}} k^k"  # within the size bounds; sympy cannot finish it
+    for _ in range(4):
+        start = time.monotonic()
+        outcome = check(slow, "5")
+        assert outcome.reason is Reason.TOO_COMPLEX and time.monotonic() - start < BOUND_S
+    assert is_correct("2(x+1)", "2x+2")
+
+
 def test_timeout_is_reported_as_too_complex_not_error(monkeypatch):
     from rewards import worker_pool
 

@@ -256,7 +256,11 @@ NEGATIVES = [
     P(r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", r"\begin{pmatrix}1&2\\3&5\end{pmatrix}", id="matrix-entry"),
     P(r"\begin{pmatrix}1&2\end{pmatrix}", r"\begin{pmatrix}1\\2\end{pmatrix}", id="matrix-shape"),
     P("(1, 2)", r"\begin{pmatrix}1&2\end{pmatrix}", id="tuple-vs-matrix"),
-    P(r"\begin{vmatrix}1&2\\3&4\end{vmatrix}", r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", id="determinant-is-not-a-matrix"),
+    P(
+        r"\begin{vmatrix}1&2\\3&4\end{vmatrix}",
+        r"\begin{pmatrix}1&2\\3&4\end{pmatrix}",
+        id="determinant-is-not-a-matrix",
+    ),
     # --- units ---
     P("5 m", r"5\text{ cm}", id="unit-different"),
     P(r"5\text{ m}", r"5\text{ cm}", id="unit-different-text"),
