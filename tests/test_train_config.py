@@ -46,20 +46,19 @@ def test_num_generations_must_divide_the_batch():
         parse("--num_generations", "3")
 
 
-def run_validate(*overrides):
-    script_args, training_args, model_args = parse(*overrides)
-    model_args.model_name_or_path = str(REPO / "tests" / "fixtures" / "fake-model")
-    validate(script_args, training_args, model_args)
-
-
-@pytest.fixture(autouse=True)
-def fake_model_dir():
-    path = REPO / "tests" / "fixtures" / "fake-model"
-    path.mkdir(exist_ok=True)
+@pytest.fixture
+def fake_model(tmp_path):
+    """A directory that passes the checkpoint check (config.json) but holds no model: nothing may load it."""
+    path = tmp_path / "fake-model"
+    path.mkdir()
     (path / "config.json").write_text("{}")
-    yield
-    (path / "config.json").unlink()
-    path.rmdir()
+    return str(path)
+
+
+def run_validate(fake_model, *overrides):
+    script_args, training_args, model_args = parse(*overrides)
+    model_args.model_name_or_path = fake_model
+    validate(script_args, training_args, model_args)
 
 
 @pytest.mark.parametrize(
@@ -82,9 +81,9 @@ def fake_model_dir():
         (("--use_peft", "false"), r"load_in_4bit/load_in_8bit needs use_peft: true"),
     ],
 )
-def test_bad_configs_are_refused_before_loading(overrides, message):
+def test_bad_configs_are_refused_before_loading(fake_model, overrides, message):
     with pytest.raises(ConfigError, match=message):
-        run_validate(*overrides)
+        run_validate(fake_model, *overrides)
 
 
 def test_missing_cpu_model_says_how_to_make_it(tmp_path):
@@ -95,12 +94,12 @@ def test_missing_cpu_model_says_how_to_make_it(tmp_path):
         validate(script_args, training_args, model_args)
 
 
-def test_malformed_dataset_record_names_file_and_line(tmp_path, capsys):
+def test_malformed_dataset_record_names_file_and_line(tmp_path, capsys, fake_model):
     data = tmp_path / "d.jsonl"
     data.write_text('{"question": "q", "answer": "1"}\n{"question": "q2"}\n')
-    fake = str(REPO / "tests" / "fixtures" / "fake-model")  # not a real model: the error must come first
+    # fake_model is not a real model: the data error must come before any loading
     code = cli(
-        ["--config", CPU_CONFIG, "--dataset", "jsonl", "--dataset_path", str(data), "--model_name_or_path", fake]
+        ["--config", CPU_CONFIG, "--dataset", "jsonl", "--dataset_path", str(data), "--model_name_or_path", fake_model]
     )
     assert code == 2
     assert f"error: {data}:2: missing field(s) ['answer']" in capsys.readouterr().err
