@@ -239,9 +239,9 @@ def _require_file(path: str | Path | None, source: str) -> Path:
     return path
 
 
-def load_file(path: str | Path) -> list[MathProblem]:
+def load_file(path: str | Path | None, source: str = "jsonl") -> list[MathProblem]:
     """Problems from a local ``.jsonl`` or ``.json`` file; any bad record is an error naming file:line."""
-    path = _require_file(path, "jsonl")
+    path = _require_file(path, source)
     rows = _json_array(path) if path.suffix == ".json" else _json_lines(path)
     problems = [
         _problem_from_record(record, f"{path}:{lineno}", n, path.stem) for n, (lineno, record) in enumerate(rows)
@@ -333,7 +333,7 @@ def load_problems(
     if source == "arithmetic":
         problems = procedural_arithmetic(n=limit if limit is not None else 200, seed=seed, split=split, **arithmetic)
     elif source in ("jsonl", "json"):
-        problems = load_file(_require_file(path, source))
+        problems = load_file(path, source)
     elif source == "gsm8k":
         problems = load_gsm8k(split, path)
     else:

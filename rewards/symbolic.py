@@ -22,6 +22,8 @@ from latex2sympy2_extended.math_normalization import NormalizationConfig, normal
 from sympy.core.relational import Relational
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
+from rewards.structure import TooComplex, Unparseable  # one pair of candidate-failure types, host and worker
+
 MAX_NODES = 400
 MAX_LOG10 = 20000.0  # largest |value| we let sympy build: 10**20000 (2004! is ~10**5700)
 MAX_FACTORIAL = 5000
@@ -35,14 +37,6 @@ _CONVERSION = ConversionConfig(
     interpret_contains_as_eq=True,
     lowercase_symbols=False,
 )
-
-
-class Unparseable(ValueError):
-    """The text is not math the grammar can read."""
-
-
-class TooComplex(ValueError):
-    """The expression exceeds a size or magnitude bound."""
 
 
 _PLAIN_FUNCS = re.compile(

@@ -41,20 +41,20 @@ def eval_task(config: str, problems: int, max_tokens: int):
     )
 
 
-def model_args(quantized: bool) -> dict:
-    """Greedy on CPU; ``quantized`` loads the base in 4-bit nf4 exactly as configs/cpu-smollm2.yaml trains it."""
+def model_args(config: str, quantized: bool) -> dict:
+    """Greedy on CPU; ``quantized`` loads the base exactly as the config trains it (TRL's own helper)."""
     args = {"do_sample": False, "device": "cpu"}
     if quantized:
-        import torch
-        from transformers import BitsAndBytesConfig
+        from trl import get_quantization_config
 
-        args["quantization_config"] = BitsAndBytesConfig(
-            load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.float32
-        )
+        from train.config import parse_config
+
+        _, _, model_config = parse_config(["--config", config])
+        args["quantization_config"] = get_quantization_config(model_config)
     return args
 
 
-def evaluate(task, model_dir: Path, log_dir: Path, label: str, quantized: bool) -> dict[str, float]:
+def evaluate(task, model_dir: Path, log_dir: Path, label: str, quantized: bool, config: str) -> dict[str, float]:
     from inspect_ai import eval as inspect_eval
 
     print(f"\n[demo] evaluating {label}: {len(task.dataset)} held-out problems, greedy, hf/{model_dir}", flush=True)
@@ -62,7 +62,7 @@ def evaluate(task, model_dir: Path, log_dir: Path, label: str, quantized: bool) 
     (log,) = inspect_eval(
         task,
         model=f"hf/{model_dir}",
-        model_args=model_args(quantized),
+        model_args=model_args(config, quantized),
         log_dir=str(log_dir),
         max_connections=16,
         display="plain",
@@ -96,8 +96,12 @@ def main() -> int:
     subprocess.run([sys.executable, REPO / "scripts" / "prepare_cpu_model.py", "--out", MODEL_DIR], check=True)
     task = eval_task(args.config, args.eval_problems, args.eval_max_tokens)
     rows = {}
-    rows["base, 4-bit (as trained)"] = evaluate(task, MODEL_DIR, out / "eval-logs", "the base model, 4-bit", True)
-    rows["base, full precision"] = evaluate(task, MODEL_DIR, out / "eval-logs", "the base model, full precision", False)
+    rows["base, 4-bit (as trained)"] = evaluate(
+        task, MODEL_DIR, out / "eval-logs", "the base model, 4-bit", True, args.config
+    )
+    rows["base, full precision"] = evaluate(
+        task, MODEL_DIR, out / "eval-logs", "the base model, full precision", False, args.config
+    )
 
     cmd = [sys.executable, REPO / "train" / "grpo.py", "--config", args.config, "--output_dir", str(out)]
     if args.steps is not None:
@@ -106,9 +110,11 @@ def main() -> int:
     if subprocess.run(cmd, cwd=REPO).returncode != 0:
         raise SystemExit("[demo] training failed (see above)")
 
-    rows["GRPO, 4-bit (as trained)"] = evaluate(task, out, out / "eval-logs", "the trained policy, 4-bit", True)
+    rows["GRPO, 4-bit (as trained)"] = evaluate(
+        task, out, out / "eval-logs", "the trained policy, 4-bit", True, args.config
+    )
     rows["GRPO, full precision"] = evaluate(
-        task, out, out / "eval-logs", "the adapter on the full-precision base", False
+        task, out, out / "eval-logs", "the adapter on the full-precision base", False, args.config
     )
     curve = subprocess.run(
         [sys.executable, REPO / "scripts" / "plot_run.py", str(out)], capture_output=True, text=True
