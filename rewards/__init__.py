@@ -1,17 +1,35 @@
-"""verigrpo's verifier: answer extraction, math equivalence, and the reward functions built on them.
+"""verigrpo's verifiers: answer extraction, math equivalence, sandboxed unit tests for code, and the rewards.
 
-Imports only the standard library, sympy and latex2sympy2_extended (in the worker process), so
-the trainer, the evals and a notebook all load the same objects in milliseconds.
+Imports only the standard library, sympy, latex2sympy2_extended (in the worker process) and pyseccomp
+(when a sandbox first starts), so the trainer, the evals and a notebook all load the same objects fast.
 """
 
 from rewards.answer_format import ANSWER_INSTRUCTION, WORKED_EXAMPLES, build_messages, extract_answer, find_final_answer
+from rewards.code_format import CODE_INSTRUCTION, build_code_messages, extract_code, tamper_markers
+from rewards.code_rewards import code_tests
+from rewards.code_spec import InvalidTests, TestSpec, parse_test_spec
+from rewards.code_verifier import grade_code, grade_code_sync
 from rewards.fingerprint import verifier_fingerprint, verifier_id, verigrpo_version
 from rewards.math_rewards import correctness, format_reward
 from rewards.math_verifier import InvalidReference, check_reference, grade, is_correct
 from rewards.registry import REWARD_FUNCS, get_reward_funcs
-from rewards.verdict import Reason, Verdict
+from rewards.sandbox import SandboxLimits, SandboxUnavailable
+from rewards.verdict import Reason, TestOutcome, Verdict
 
 __all__ = [
+    "CODE_INSTRUCTION",
+    "InvalidTests",
+    "SandboxLimits",
+    "SandboxUnavailable",
+    "TestOutcome",
+    "TestSpec",
+    "build_code_messages",
+    "code_tests",
+    "extract_code",
+    "grade_code",
+    "grade_code_sync",
+    "parse_test_spec",
+    "tamper_markers",
     "REWARD_FUNCS",
     "correctness",
     "format_reward",

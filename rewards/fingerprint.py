@@ -23,10 +23,10 @@ def verigrpo_version() -> str:
 
 @lru_cache(maxsize=1)
 def verifier_fingerprint() -> str:
-    """sha256 (first 16 hex digits) over the path and bytes of every ``rewards/*.py``."""
+    """sha256 (first 16 hex digits) over the path and bytes of every ``.py`` under ``rewards/`` (sandbox programs too)."""
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE_DIR.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted(_PACKAGE_DIR.rglob("*.py")):
+        digest.update(path.relative_to(_PACKAGE_DIR).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rewards.code_rewards import code_tests
 from rewards.math_rewards import correctness, format_reward
 
 REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
     "correctness": correctness,
     "format": format_reward,
+    "code_tests": code_tests,
 }
 
 

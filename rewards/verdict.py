@@ -15,6 +15,18 @@ class Reason(str, enum.Enum):
     MISMATCH = "mismatch"  # parsed fine, not equal to the reference
     UNPARSEABLE = "unparseable"  # the candidate is not math we can read
     TOO_COMPLEX = "too_complex"  # hit a size/time bound: False, fast
+    TESTS_FAILED = "tests_failed"  # code: ran, and at least one unit test did not pass
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One unit test of a code answer, as the host counted it."""
+
+    __test__ = False  # not a pytest class
+
+    index: int
+    passed: bool
+    message: str = ""  # why it failed ("" when it passed)
 
 
 @dataclass(frozen=True)
@@ -25,7 +37,20 @@ class Verdict:
     answer: str | None
     reason: Reason
     explanation: str
+    # Code answers only: tests passed out of tests run, and each test's outcome.
+    passed: int | None = None
+    total: int | None = None
+    outcomes: tuple[TestOutcome, ...] = ()
 
     def __post_init__(self) -> None:
         if self.correct != (self.reason is Reason.CORRECT):
             raise ValueError(f"inconsistent Verdict: correct={self.correct} reason={self.reason}")
+        if self.total is not None and not (0 <= (self.passed or 0) <= self.total):
+            raise ValueError(f"inconsistent Verdict: passed={self.passed} total={self.total}")
+
+    @property
+    def fraction(self) -> float:
+        """The reward: passed/total for code, 1.0 or 0.0 otherwise."""
+        if self.total:
+            return (self.passed or 0) / self.total
+        return 1.0 if self.correct else 0.0

@@ -39,3 +39,36 @@ def mock_model(mock_output):
         return get_model("mockllm/model", custom_outputs=respond)
 
     return make
+
+
+def sandbox_processes() -> list[str]:
+    """Host processes still running (or zombie) as the sandbox user: must be none after any run."""
+    from rewards.sandbox import SANDBOX_UID
+
+    if os.geteuid() != 0:
+        return []  # sandboxes run as our own uid then; there is no separate user to count
+    left = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            uid_line = next((line for line in status.splitlines() if line.startswith("Uid:")), "")
+            if uid_line.split()[1:2] == [str(SANDBOX_UID)]:
+                left.append(f"{entry.name}: {(entry / 'cmdline').read_bytes()[:120]!r}")
+    return left
+
+
+@pytest.fixture
+def needs_sandbox():
+    """Skip where bubblewrap cannot isolate, except in CI (VERIGRPO_REQUIRE_SANDBOX=1), where that fails."""
+    from rewards.sandbox import _probe
+
+    problem = _probe()
+    if problem:
+        if os.environ.get("VERIGRPO_REQUIRE_SANDBOX") == "1":
+            pytest.fail(f"sandbox unavailable in CI: {problem}")
+        pytest.skip(f"sandbox unavailable: {problem}")
+    yield
+    assert sandbox_processes() == [], "a sandboxed process outlived its run"

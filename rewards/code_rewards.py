@@ -1,0 +1,48 @@
+"""The TRL reward for code: the fraction of unit tests passed, from the same core the Inspect scorer awaits.
+
+Contract as in ``rewards.math_rewards``: ``code_tests(completions, tests, **kwargs)`` with ``tests`` the
+dataset column (a dict or JSON text per row, see ``rewards.code_spec``); one float per completion,
+``None`` (left out by TRL, with a warning) when a row's tests are unusable. A sandbox that cannot be
+set up raises: a broken verifier must not look like a wrong answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from rewards.code_spec import InvalidTests, parse_test_spec
+from rewards.code_verifier import grade_code, run_blocking
+from rewards.math_rewards import completion_text
+from rewards.sandbox import SandboxLimits
+
+logger = logging.getLogger(__name__)
+
+
+def code_tests(completions, tests, **kwargs) -> list[float | None]:
+    """Passed/total unit tests for the last ```python block of each completion, run in sandboxes.
+
+    >>> tests = {"asserts": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"], "entry_point": "add"}
+    >>> code_tests(["```python\\ndef add(a, b):\\n    return a + b\\n```",
+    ...             "```python\\ndef add(a, b):\\n    return 3\\n```",
+    ...             "no code"], tests=[tests] * 3)
+    [1.0, 0.5, 0.0]
+    """
+    if len(completions) != len(tests):
+        raise ValueError(f"{len(completions)} completions but {len(tests)} test specs")
+    texts = [completion_text(c) for c in completions]
+    specs = []
+    for index, raw in enumerate(tests):
+        try:
+            specs.append(parse_test_spec(raw))
+        except InvalidTests as exc:
+            logger.warning("code_tests: sample %d has unusable tests, reward is None: %s", index, exc)
+            specs.append(None)
+    return run_blocking(_score_all(texts, specs))
+
+
+async def _score_all(texts, specs) -> list[float | None]:
+    async def one(text, spec):
+        return None if spec is None else (await grade_code(text, spec, SandboxLimits())).fraction
+
+    return list(await asyncio.gather(*(one(t, s) for t, s in zip(texts, specs))))

@@ -1,0 +1,232 @@
+"""Grade a code answer by running its unit tests in sandboxes the model's code cannot tamper with.
+
+Function tests use two sandboxes per completion, joined only by two pipes the host makes: the
+*solution* sandbox holds the model's code and ``sandbox_programs/server.py``; the *judge* sandbox
+holds the trusted tests and ``sandbox_programs/judge.py``, whose ``candidate`` is a proxy that sends
+``repr()`` of the arguments across and gets plain literals back. The judge reports one verdict per
+test; the host counts them and fails every test it got no verdict for. stdin/stdout tests run the
+program once per case with only the input inside; the host compares the output.
+
+``grade_code`` is the one async core; the TRL reward (``rewards.code_rewards``) and the Inspect scorer
+(``evals.code_scoring``) both call it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rewards import sandbox
+from rewards.code_format import MAX_CODE_CHARS, extract_code
+from rewards.code_spec import IOCase, TestSpec, outputs_match, parse_test_spec
+from rewards.sandbox import SandboxLimits
+from rewards.sandbox_programs import source
+from rewards.verdict import Reason, TestOutcome, Verdict
+
+DEFAULT_CONCURRENCY = max(2, 2 * (os.cpu_count() or 1))  # sandboxes mostly wait on each other: 2 per core
+JUDGE_GRACE_S = 2.0  # the judge outlives the solution's wall limit by this much to report the timeout
+
+
+class JudgeError(RuntimeError):
+    """The trusted judge itself failed (a bug or a broken test file), so no verdict can be trusted."""
+
+
+def _concurrency_from_env() -> int:
+    value = os.environ.get("VERIGRPO_CODE_CONCURRENCY")
+    return int(value) if value else DEFAULT_CONCURRENCY
+
+
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+_slots_lock = threading.Lock()
+
+
+def _slot() -> asyncio.Semaphore:
+    """One semaphore per event loop bounds all grading in it (Inspect scores many samples at once)."""
+    loop = asyncio.get_running_loop()
+    with _slots_lock:
+        if loop not in _slots:
+            _slots[loop] = asyncio.Semaphore(_concurrency_from_env())
+        return _slots[loop]
+
+
+async def grade_code(completion: str, tests: Any, limits: SandboxLimits | None = None) -> Verdict:
+    """Run ``tests`` against the code in ``completion``. Raises ``InvalidTests`` for unusable tests and
+    ``SandboxUnavailable`` when isolation cannot be set up (never a silent 0)."""
+    spec = parse_test_spec(tests)
+    limits = limits or SandboxLimits()
+    code = extract_code(completion)
+    if code is None:
+        return Verdict(False, None, Reason.NO_ANSWER, "no closed ```python block", 0, spec.total)
+    if len(code) > MAX_CODE_CHARS:
+        return Verdict(
+            False, code[:200], Reason.TOO_COMPLEX, f"code is {len(code)} chars (limit {MAX_CODE_CHARS})", 0, spec.total
+        )
+    sandbox.ensure_available()
+    async with _slot():
+        if spec.is_io:
+            outcomes, flags = await _run_io_cases(code, spec.io_cases, limits)
+        else:
+            outcomes, flags = await _run_function_tests(code, spec, limits)
+    return _verdict(code, outcomes, flags)
+
+
+def _verdict(code: str, outcomes: list[TestOutcome], flags: list[str]) -> Verdict:
+    passed = sum(o.passed for o in outcomes)
+    total = len(outcomes)
+    summary = f"passed {passed}/{total} tests"
+    failures = [o for o in outcomes if not o.passed]
+    if failures:
+        first = failures[0]
+        summary += f"; failed: {', '.join(str(o.index) for o in failures[:20])}{' ...' if len(failures) > 20 else ''}"
+        summary += f"; first failure (test {first.index}): {first.message}"
+    if flags:
+        summary += f"; limits hit: {', '.join(sorted(set(flags)))}"
+    reason = Reason.TESTS_FAILED if failures else Reason.CORRECT
+    return Verdict(not failures, code, reason, summary, passed, total, tuple(outcomes))
+
+
+def _limit_flags(message: str) -> list[str]:
+    lowered = message.lower()
+    flags = []
+    if "time limit" in lowered or "timeout" in lowered:
+        flags.append("timeout")
+    if "memoryerror" in lowered:
+        flags.append("memory")
+    return flags
+
+
+async def _run_function_tests(code: str, spec: TestSpec, limits: SandboxLimits) -> tuple[list[TestOutcome], list[str]]:
+    request_read, request_write = os.pipe()
+    answer_read, answer_write = os.pipe()
+    boxes: list[sandbox.Sandbox] = []
+    try:
+        solution = await sandbox.start(
+            sandbox.python_argv("/sandbox/server.py"),
+            {"/sandbox/server.py": source("server.py"), "/sandbox/solution.py": code.encode("utf-8", "surrogatepass")},
+            limits,
+            stdin=request_read,
+            stdout=answer_write,
+        )
+        boxes.append(solution)
+        judge_spec = {
+            "prelude": spec.prelude,
+            "tests": list(spec.tests),
+            "names": list(spec.names),
+            "entry_point": spec.entry_point,
+        }
+        judge = await sandbox.start(
+            sandbox.python_argv("/judge/judge.py", str(answer_read), str(request_write), f"{limits.wall_s:g}"),
+            {"/judge/judge.py": source("judge.py"), "/judge/spec.json": json.dumps(judge_spec).encode()},
+            limits,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(answer_read, request_write),
+        )
+        boxes.append(judge)
+    finally:
+        for fd in (request_read, request_write, answer_read, answer_write):
+            os.close(fd)
+        if len(boxes) < 2:
+            for box in boxes:
+                await box.reap()
+    try:
+        await asyncio.gather(solution.read_info(limits.wall_s), judge.read_info(limits.wall_s))
+        cap = 4096 * (len(spec.tests) + 1)
+        collected = asyncio.gather(sandbox.drain(judge.process.stdout, cap), sandbox.drain(judge.process.stderr, 65536))
+        try:
+            (stdout, over), (stderr, _) = await asyncio.wait_for(collected, limits.wall_s + JUDGE_GRACE_S)
+            returncode = await asyncio.wait_for(judge.process.wait(), JUDGE_GRACE_S)
+        except asyncio.TimeoutError as exc:
+            raise JudgeError(f"the judge did not finish within {limits.wall_s + JUDGE_GRACE_S:g} s") from exc
+        solution_status = solution.process.returncode  # set only if it died before the judge was done
+    finally:
+        await asyncio.gather(solution.reap(), judge.reap())
+    if over or returncode != 0:
+        raise JudgeError(f"the judge failed (exit {returncode}): {stderr.decode(errors='replace')[-2000:]}")
+    outcomes = _count_verdicts(stdout.decode(errors="replace"), len(spec.tests))
+    flags = [flag for o in outcomes for flag in _limit_flags(o.message)]
+    if solution_status is not None and solution_status > 128:
+        flags.append(_SIGNAL_FLAGS.get(solution_status - 128, f"killed by signal {solution_status - 128}"))
+    return outcomes, flags
+
+
+_SIGNAL_FLAGS = {signal.SIGXCPU: "cpu time", signal.SIGXFSZ: "file size", signal.SIGKILL: "killed"}
+
+
+def _count_verdicts(lines: str, total: int) -> list[TestOutcome]:
+    """One outcome per test; a test with no (or a garbled) verdict line fails: fail closed."""
+    seen: dict[int, TestOutcome] = {}
+    for line in lines.splitlines():
+        try:
+            record = json.loads(line)
+            index, passed, message = record["test"], record["passed"], record["message"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if isinstance(index, int) and 0 <= index < total and isinstance(passed, bool) and index not in seen:
+            seen[index] = TestOutcome(index, passed, "" if passed else str(message))
+    return [seen.get(index, TestOutcome(index, False, "no verdict from the judge")) for index in range(total)]
+
+
+async def _run_io_cases(
+    code: str, cases: Sequence[IOCase], limits: SandboxLimits
+) -> tuple[list[TestOutcome], list[str]]:
+    files = {"/sandbox/solution.py": code.encode("utf-8", "surrogatepass")}
+    outcomes, flags = [], []
+    for index, case in enumerate(cases):
+        result = await sandbox.run_sandboxed(
+            sandbox.python_argv("/sandbox/solution.py"), files, limits, stdin=case.input.encode()
+        )
+        flags += ["timeout"] * result.timed_out + ["output"] * result.output_limited
+        stdout = result.stdout.decode(errors="replace")
+        if result.timed_out or result.output_limited:
+            message = "; ".join(result.flags)
+        elif result.returncode != 0:
+            last = result.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            message = f"exit status {result.returncode}: {last[0][:300]}"
+            flags += _limit_flags(message)
+        elif not outputs_match(stdout, case.output):
+            message = f"input {case.input[:100]!r}: expected {case.output[:100]!r}, got {stdout[:100]!r}"
+        else:
+            outcomes.append(TestOutcome(index, True))
+            continue
+        outcomes.append(TestOutcome(index, False, message))
+    return outcomes, flags
+
+
+async def grade_code_many(items: Iterable[tuple[str, Any]], limits: SandboxLimits | None = None) -> list[Verdict]:
+    """Grade ``(completion, tests)`` pairs concurrently (bounded by VERIGRPO_CODE_CONCURRENCY)."""
+    return list(await asyncio.gather(*(grade_code(completion, tests, limits) for completion, tests in items)))
+
+
+def run_blocking(coroutine):
+    """Run a coroutine to completion from sync code, even from inside a running event loop's thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = asyncio.run(coroutine)
+        except BaseException as exc:  # re-raised in the caller's thread below
+            result["error"] = exc
+
+    thread = threading.Thread(target=target, name="verigrpo-code-grader")
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def grade_code_sync(completion: str, tests: Any, limits: SandboxLimits | None = None) -> Verdict:
+    """Blocking :func:`grade_code`."""
+    return run_blocking(grade_code(completion, tests, limits))

@@ -1,0 +1,150 @@
+"""Real escape attempts and resource attacks against ``rewards.sandbox`` (bubblewrap). Each must fail
+inside the sandbox, the call must return within its limit, and no process of the sandbox user may remain
+(checked by the ``needs_sandbox`` fixture after every test)."""
+
+import os
+import time
+
+import pytest
+
+from rewards.sandbox import SandboxLimits, bwrap_command, python_argv, run_sandboxed_sync
+
+pytestmark = pytest.mark.usefixtures("needs_sandbox")
+
+LIMITS = SandboxLimits(
+    wall_s=3, cpu_s=2, memory_mb=256, processes=16, file_size_mb=4, tmp_size_mb=8, output_bytes=1 << 16
+)
+
+
+def run_python(code: str, limits: SandboxLimits = LIMITS, **kwargs):
+    return run_sandboxed_sync(
+        python_argv("/sandbox/main.py"), files={"/sandbox/main.py": code.encode()}, limits=limits, **kwargs
+    )
+
+
+def test_a_plain_program_runs_and_sees_its_stdin():
+    result = run_python("import sys; print(sys.stdin.read().upper())", stdin=b"hello")
+    assert (result.returncode, result.stdout, result.timed_out) == (0, b"HELLO\n", False)
+
+
+# --- escapes: each prints ESCAPED only if the attempt worked -----------------------------------------
+
+ESCAPES = {
+    "tcp to 127.0.0.1": "import socket\ns = socket.create_connection(('127.0.0.1', 22), timeout=1)\nprint('ESCAPED')",
+    "udp socket": "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('8.8.8.8', 53))\nprint('ESCAPED')",
+    "ipv6 socket": "import socket\nsocket.socket(socket.AF_INET6)\nprint('ESCAPED')",
+    "netlink socket": "import socket\nsocket.socket(socket.AF_NETLINK, socket.SOCK_RAW)\nprint('ESCAPED')",
+    "/etc/shadow": "print(open('/etc/shadow').read()[:1] and 'ESCAPED')",
+    "/etc/passwd": "print(open('/etc/passwd').read()[:1] and 'ESCAPED')",
+    "/root": "import os\nos.listdir('/root')\nprint('ESCAPED')",
+    "nested user namespace (syscall)": (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "if libc.unshare(0x10000000) == 0: print('ESCAPED')\nelse: raise OSError(ctypes.get_errno(), 'unshare')"
+    ),
+    "nested user namespace (unshare tool)": (
+        "import subprocess\nr = subprocess.run(['unshare', '-Ur', 'id'], capture_output=True)\n"
+        "assert r.returncode != 0, r\nraise PermissionError(r.stderr)"
+    ),
+    "mount": "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nassert libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) != 0\nraise PermissionError('mount')",
+    "ptrace": "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nassert libc.ptrace(16, 1, 0, 0) != 0\nraise PermissionError('ptrace')",
+    "write /usr": "open('/usr/pwned', 'w').write('x')\nprint('ESCAPED')",
+    "setuid root": "import os\nos.setuid(0)\nprint('ESCAPED')",
+}
+
+
+@pytest.mark.parametrize("attack", ESCAPES.values(), ids=ESCAPES.keys())
+def test_escape_attempts_fail(attack):
+    result = run_python(attack)
+    assert b"ESCAPED" not in result.stdout
+    assert result.returncode not in (0, None), result
+
+
+def test_project_directory_is_not_visible(tmp_path):
+    here = os.path.dirname(os.path.abspath(__file__))
+    result = run_python(
+        f"import os\nprint(os.path.exists({here!r}), os.path.exists({str(tmp_path)!r}), sorted(os.listdir('/')))"
+    )
+    exists_here, exists_tmp, listing = result.stdout.decode().split(" ", 2)
+    assert (exists_here, exists_tmp) == ("False", "False")
+    assert "work" not in listing and "root" not in listing and "home" not in listing and "etc" not in listing
+
+
+def test_host_environment_is_unseen(monkeypatch):
+    monkeypatch.setenv("VERIGRPO_TEST_SECRET", "hunter2-token")
+    code = (
+        "import os\nseen = repr(dict(os.environ))\n"
+        "for pid in os.listdir('/proc'):\n"
+        "    if pid.isdigit():\n"
+        "        seen += open(f'/proc/{pid}/environ', 'rb').read().decode()\n"
+        "print(seen)"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert b"hunter2" not in result.stdout and b"VERIGRPO_TEST_SECRET" not in result.stdout
+    assert b"PATH" in result.stdout  # the check looked at a real environment
+
+
+def test_other_processes_are_invisible_in_proc():
+    result = run_python("import os\nprint(sorted(p for p in os.listdir('/proc') if p.isdigit()), os.getpid())")
+    assert result.stdout.decode().split() == ["['1']", "1"]  # only itself, as pid 1 of its own namespace
+    result = run_python(f"open('/proc/{os.getpid()}/cmdline').read()\nprint('ESCAPED')")
+    assert b"ESCAPED" not in result.stdout
+
+
+def test_runs_as_unprivileged_user_without_capabilities():
+    result = run_python("import os\nprint(os.getuid(), os.geteuid())\nprint(open('/proc/self/status').read())")
+    lines = result.stdout.decode().splitlines()
+    assert lines[0] != "0 0"
+    caps = {line.split(":")[0]: line.split()[1] for line in lines if line.startswith("Cap")}
+    assert caps["CapEff"] == caps["CapPrm"] == caps["CapBnd"] == "0000000000000000"
+
+
+def test_the_command_line_has_the_hardening():
+    command = bwrap_command(["true"], {}, SandboxLimits(), 10, 11)
+    for flag in ["--unshare-all", "--disable-userns", "--die-with-parent", "--new-session", "--as-pid-1", "--clearenv"]:
+        assert flag in command
+    assert command[command.index("--cap-drop") + 1] == "ALL"
+    assert "/usr/bin/prlimit" in command
+
+
+# --- resource attacks: (code, what must be true of the result, seconds the call may take) --------------
+
+RESOURCE_ATTACKS = {
+    "infinite loop": ("while True: pass", lambda r: r.returncode != 0),
+    "sleep forever": ("import time\ntime.sleep(1000)", lambda r: r.timed_out),
+    "memory hog": ("x = bytearray(8 << 30)\nprint('ALLOCATED')", lambda r: b"MemoryError" in r.stderr),
+    "fork bomb": (
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+        lambda r: r.returncode != 0,
+    ),
+    "huge file": (
+        "f = open('/tmp/big', 'wb')\nfor _ in range(10_000):\n    f.write(b'x' * (1 << 20))",
+        lambda r: b"File too large" in r.stderr,
+    ),
+    "fill /tmp": (
+        "for i in range(100):\n    open(f'/tmp/f{i}', 'wb').write(b'x' * ((1 << 20) * 3))",
+        lambda r: b"No space left" in r.stderr or b"File too large" in r.stderr,
+    ),
+    "1 GB of output": (
+        "import sys\nfor _ in range(1024):\n    sys.stdout.write('x' * (1 << 20))",
+        lambda r: r.output_limited,
+    ),
+    "SIGTERM ignored": (
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(1000)",
+        lambda r: r.timed_out,
+    ),
+    "double-forked daemon": (
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(1000)\n    os._exit(0)\nprint('parent done')",
+        lambda r: r.returncode == 0 and r.stdout == b"parent done\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("code, stopped", RESOURCE_ATTACKS.values(), ids=RESOURCE_ATTACKS.keys())
+def test_resource_attacks_are_stopped_within_the_limit(code, stopped):
+    started = time.monotonic()
+    result = run_python(code)
+    elapsed = time.monotonic() - started
+    assert stopped(result), (result.returncode, result.stderr[-300:], result.flags)
+    assert elapsed < LIMITS.wall_s + 2.0
+    assert len(result.stdout) <= LIMITS.output_bytes
