@@ -2,19 +2,29 @@
 
     from evals.verify import is_correct      # *is* rewards.is_correct, re-exported, not wrapped
     inspect score LOG --scorer evals/verify.py@math_verifier --action append --model none/none
+    inspect score LOG --scorer evals/verify.py@unit_test_scorer --action append --model none/none
 
-From any directory, once installed, the same scorer is ``verigrpo/math_verifier`` (see README).
+From any directory, once installed, the same scorers are ``verigrpo/math_verifier`` and
+``verigrpo/unit_test_scorer`` (see README).
 """
 
 from inspect_ai.scorer import Scorer, scorer
 
+from evals.code_scoring import CODE_METRICS, code_scorer
 from evals.scoring import MATH_METRICS, math_scorer
-from rewards import grade, is_correct
+from rewards import grade, grade_code, is_correct
 
-__all__ = ["grade", "is_correct", "math_verifier"]
+__all__ = ["grade", "grade_code", "is_correct", "math_verifier", "unit_test_scorer"]
 
 
 @scorer(metrics=MATH_METRICS)
 def math_verifier() -> Scorer:
     """Correct when the completion's final answer equals the target under ``rewards.grade``."""
     return math_scorer()
+
+
+@scorer(metrics=CODE_METRICS)
+def unit_test_scorer() -> Scorer:
+    """Fraction of the target's unit tests the completion's last ```python block passes, in sandboxes
+    (``rewards.grade_code``: the coroutine the ``code_tests`` reward runs)."""
+    return code_scorer()

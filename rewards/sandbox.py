@@ -237,9 +237,15 @@ def bwrap_command(
 class Sandbox:
     """A started sandbox: its bwrap process and (once known) a pidfd on the namespace's init."""
 
-    def __init__(self, process: asyncio.subprocess.Process, info_reader: asyncio.StreamReader) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        info_reader: asyncio.StreamReader,
+        info_transport: asyncio.BaseTransport,
+    ) -> None:
         self.process = process
         self._info_reader = info_reader
+        self._info_transport = info_transport
         self._init_pidfd: int | None = None
 
     async def read_info(self, timeout: float) -> bool:
@@ -280,6 +286,12 @@ class Sandbox:
             if self._init_pidfd is not None:
                 os.close(self._init_pidfd)
                 self._init_pidfd = None
+            # asyncio has no public close() for a finished subprocess: without it, pipes left open when a run
+            # is cut short are closed by the garbage collector after their loop is gone.
+            self._info_transport.close()
+            transport = getattr(self.process, "_transport", None)
+            if transport is not None:
+                transport.close()
 
     async def _wait_for_bwrap(self) -> None:
         try:
@@ -333,8 +345,10 @@ async def start(
         except FileNotFoundError as exc:
             os.close(info_read)
             raise SandboxUnavailable(_static_problem() or str(exc)) from exc
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(info_reader), os.fdopen(info_read, "rb", 0))
-        return Sandbox(process, info_reader)
+        info_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(info_reader), os.fdopen(info_read, "rb", 0)
+        )
+        return Sandbox(process, info_reader, info_transport)
     finally:
         for fd in own_fds:
             os.close(fd)

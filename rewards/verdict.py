@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 
 class Reason(str, enum.Enum):
@@ -29,7 +29,7 @@ class TestOutcome:
     message: str = ""  # why it failed ("" when it passed)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Verdict:
     """One graded completion: the bool the reward uses plus what a human needs to audit it."""
 
@@ -48,9 +48,21 @@ class Verdict:
         if self.total is not None and not (0 <= (self.passed or 0) <= self.total):
             raise ValueError(f"inconsistent Verdict: passed={self.passed} total={self.total}")
 
+    def __repr__(self) -> str:
+        """The dataclass repr without the code-only fields when they are unset (math verdicts stay short)."""
+        shown = [
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in fields(self)
+            if f.name in _ALWAYS or getattr(self, f.name) not in (None, ())
+        ]
+        return f"Verdict({', '.join(shown)})"
+
     @property
     def fraction(self) -> float:
         """The reward: passed/total for code, 1.0 or 0.0 otherwise."""
         if self.total:
             return (self.passed or 0) / self.total
         return 1.0 if self.correct else 0.0
+
+
+_ALWAYS = {"correct", "answer", "reason", "explanation"}

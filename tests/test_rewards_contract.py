@@ -14,7 +14,20 @@ from rewards import REWARD_FUNCS, correctness, format_reward, get_reward_funcs
 
 COMPLETIONS = ["2 + 2 = 4\nANSWER: 4", "ANSWER: 5", "I think it is four", "\\boxed{4}", "ANSWER: 4\nANSWER: 5"]
 ANSWERS = ["4"] * len(COMPLETIONS)
-EXPECTED = {"correctness": [1.0, 0.0, 0.0, 1.0, 0.0], "format": [1.0, 1.0, 0.0, 1.0, 0.0]}
+CODE_TESTS = '{"asserts": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"], "entry_point": "add"}'
+CODE_COMPLETIONS = [
+    "```python\ndef add(a, b):\n    return a + b\n```",
+    "```python\ndef add(a, b):\n    return 3\n```",
+    "def add(a, b): return a + b",  # not fenced: no answer
+    "```python\nimport sys\nsys.exit(0)\n```",
+    "```python\ndef add(a, b):\n    return a * b\n```",  # right only for (2, 2)
+]
+# name -> (completions, dataset columns, expected rewards)
+CASES = {
+    "correctness": (COMPLETIONS, {"answer": ANSWERS}, [1.0, 0.0, 0.0, 1.0, 0.0]),
+    "format": (COMPLETIONS, {"answer": ANSWERS}, [1.0, 1.0, 0.0, 1.0, 0.0]),
+    "code_tests": (CODE_COMPLETIONS, {"tests": [CODE_TESTS] * 5}, [1.0, 0.5, 0.0, 0.0, 0.5]),
+}
 TRL_KWARGS = {
     "prompts": ["q"] * len(COMPLETIONS),
     "completion_ids": [[1, 2]] * len(COMPLETIONS),
@@ -26,20 +39,28 @@ TRL_KWARGS = {
 }
 
 
+def test_every_registered_reward_has_contract_cases():
+    assert set(CASES) == set(REWARD_FUNCS)
+
+
 @pytest.fixture(params=sorted(REWARD_FUNCS))
 def named(request):
+    if request.param == "code_tests":
+        request.getfixturevalue("needs_sandbox")
     return request.param, REWARD_FUNCS[request.param]
 
 
 def test_values_and_extra_kwargs_ignored(named):
     name, func = named
-    assert func(completions=COMPLETIONS, answer=ANSWERS, **TRL_KWARGS) == EXPECTED[name]
+    completions, columns, expected = CASES[name]
+    assert func(completions=completions, **columns, **TRL_KWARGS) == expected
 
 
 def test_conversational_completions(named):
     name, func = named
-    chat = [[{"role": "assistant", "content": c}] for c in COMPLETIONS]
-    assert func(completions=chat, answer=ANSWERS) == EXPECTED[name]
+    completions, columns, expected = CASES[name]
+    chat = [[{"role": "assistant", "content": c}] for c in completions]
+    assert func(completions=chat, **columns) == expected
 
 
 def test_pickles_to_the_same_function(named):
@@ -49,20 +70,29 @@ def test_pickles_to_the_same_function(named):
 
 def test_runs_in_threads(named):
     name, func = named
+    completions, columns, expected = CASES[name]
     with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(lambda _: func(completions=COMPLETIONS, answer=ANSWERS), range(8)))
-    assert results == [EXPECTED[name]] * 8
+        results = list(pool.map(lambda _: func(completions=completions, **columns), range(8)))
+    assert results == [expected] * 8
 
 
 def test_runs_in_an_asyncio_task(named):
+    """From a worker thread and from inside a running event loop (the sync wrapper must not deadlock)."""
     name, func = named
+    completions, columns, expected = CASES[name]
 
     async def main():
-        return await asyncio.create_task(asyncio.to_thread(func, completions=COMPLETIONS, answer=ANSWERS)), func(
-            completions=COMPLETIONS, answer=ANSWERS
-        )
+        in_thread = await asyncio.create_task(asyncio.to_thread(func, completions=completions, **columns))
+        return in_thread, func(completions=completions, **columns)
 
-    assert asyncio.run(main()) == (EXPECTED[name], EXPECTED[name])
+    assert asyncio.run(main()) == (expected, expected)
+
+
+def test_unusable_code_tests_are_none_with_a_warning(caplog, needs_sandbox):
+    with caplog.at_level(logging.WARNING, logger="rewards.code_rewards"):
+        result = rewards.code_tests(completions=CODE_COMPLETIONS[:2], tests=[CODE_TESTS, '{"asserts": []}'])
+    assert result == [1.0, None]
+    assert "sample 1" in caplog.text and "exactly one of" in caplog.text
 
 
 def test_unparseable_reference_is_none_with_a_warning(caplog):
@@ -79,7 +109,7 @@ def test_length_mismatch_is_an_error():
 
 def test_registry_resolves_names_and_rejects_unknown():
     assert get_reward_funcs(["correctness", "format"]) == [correctness, format_reward]
-    with pytest.raises(ValueError, match=r"valid names are \['correctness', 'format'\]"):
+    with pytest.raises(ValueError, match=r"valid names are \['code_tests', 'correctness', 'format'\]"):
         get_reward_funcs(["correctness", "accuracy"])
 
 

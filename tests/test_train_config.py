@@ -66,7 +66,7 @@ def run_validate(fake_model, *overrides):
     [
         (
             ("--reward_funcs", "correctness", "accuracy"),
-            r"reward_funcs: unknown reward function\(s\) \['accuracy'\]. Valid names are \['correctness', 'format'\]",
+            r"reward_funcs: unknown reward function\(s\) \['accuracy'\]. Valid names are \['code_tests', 'correctness', 'format'\]",
         ),
         (("--reward_weights", "1.0"), r"reward_weights has 1 entries but reward_funcs has 2"),
         (("--dataset", "jsonl"), r"dataset: 'jsonl' needs dataset_path"),
@@ -79,6 +79,18 @@ def run_validate(fake_model, *overrides):
         (("--load_in_4bit", "false", "--use_vllm", "true"), r"use_vllm: (vLLM is not installed|vLLM needs a CUDA GPU)"),
         (("--fp16", "true"), r"fp16: mixed precision fp16 needs a GPU"),
         (("--use_peft", "false"), r"load_in_4bit/load_in_8bit needs use_peft: true"),
+        (
+            ("--dataset", "code"),
+            r"reward_funcs \['correctness', 'format'\] cannot score dataset 'code'.*\[code_tests\]",
+        ),
+        (
+            ("--reward_funcs", "code_tests", "--reward_weights", "1.0"),
+            r"reward_funcs \['code_tests'\] cannot score dataset 'arithmetic'",
+        ),
+        (
+            ("--dataset", "code", "--reward_funcs", "code_tests", "--reward_weights", "1.0"),
+            r"num_shots: worked examples are math-only",
+        ),
     ],
 )
 def test_bad_configs_are_refused_before_loading(fake_model, overrides, message):
@@ -110,3 +122,38 @@ def test_cli_prints_one_paragraph_and_exits_2(capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert err.startswith("error: reward_funcs: unknown reward function(s) ['nope']") and err.count("\n") == 1
+
+
+CODE_CONFIG = str(REPO / "configs" / "cpu-smollm2-code.yaml")
+
+
+def test_code_config_parses_and_names_the_code_reward(fake_model):
+    script_args, training_args, model_args = parse_config(["--config", CODE_CONFIG])
+    assert (script_args.dataset, script_args.reward_funcs, script_args.num_shots) == ("code", ["code_tests"], 0)
+    from rewards.sandbox import sandbox_available
+
+    if sandbox_available():
+        model_args.model_name_or_path = fake_model
+        validate(script_args, training_args, model_args)
+
+
+def test_code_training_without_a_sandbox_is_refused_with_the_fix(fake_model, monkeypatch):
+    import rewards.sandbox
+
+    monkeypatch.setattr(
+        rewards.sandbox, "_probe", lambda: "bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap`"
+    )
+    script_args, training_args, model_args = parse_config(["--config", CODE_CONFIG])
+    model_args.model_name_or_path = fake_model
+    with pytest.raises(ConfigError, match=r"dataset: code runs unit tests in a sandbox.*apt-get install bubblewrap"):
+        validate(script_args, training_args, model_args)
+
+
+def test_malformed_code_record_names_file_and_line(tmp_path, capsys, fake_model):
+    data = tmp_path / "code.jsonl"
+    data.write_text(
+        '{"id": "a", "prompt": "p", "tests": {"asserts": ["assert f(1) == 1"], "entry_point": "f"}}\n{"id": "b", "prompt": "p", "tests": {"asserts": ["x = 1"], "entry_point": "f"}}\n'
+    )
+    code = cli(["--config", CODE_CONFIG, "--dataset_path", str(data), "--model_name_or_path", fake_model])
+    assert code == 2
+    assert f"error: {data}:2: field 'tests': assert 1 must be a single assert statement" in capsys.readouterr().err

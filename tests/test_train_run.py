@@ -86,3 +86,26 @@ def test_two_real_grpo_steps_learn_and_save(tmp_path, cpu_model, monkeypatch):
     assert [e["step"] for e in resumed["log_history"] if "grad_norm" in e][-1] == 3
     assert (run / "rollouts" / "rollouts-step000003-000003.eval").is_file()  # appended, nothing overwritten
     assert len(list((run / "rollouts").glob("*.eval"))) == 3
+
+
+CODE_CONFIG = str(REPO / "configs" / "cpu-smollm2-code.yaml")
+
+
+@pytest.mark.usefixtures("needs_sandbox")
+def test_a_real_grpo_step_on_code_problems_rewards_through_the_sandbox(tmp_path, cpu_model):
+    script_args, training_args, model_args = parse_config(
+        ["--config", CODE_CONFIG, "--output_dir", str(tmp_path / "code"), "--max_steps", "1", "--save_steps", "1"]
+        + ["--per_device_train_batch_size", "4", "--num_generations", "4", "--max_completion_length", "48"]
+        + ["--dataset_size", "4"]
+    )
+    result = main(script_args, training_args, model_args)
+    (step,) = [e for e in result["log_history"] if "grad_norm" in e]
+    assert 0.0 <= step["rewards/code_tests/mean"] <= 1.0
+
+    from inspect_ai.log import read_eval_log
+
+    (log_path,) = (tmp_path / "code" / "rollouts").glob("*.eval")
+    log = read_eval_log(str(log_path))
+    assert len(log.samples) == 4 and "train_code_tests" in log.samples[0].scores
+    # the rollout's target is the problem's test spec, so `inspect score` can re-grade it
+    assert rewards.parse_test_spec(log.samples[0].target).total >= 1

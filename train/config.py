@@ -12,8 +12,13 @@ import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evals.math_data import SOURCES
+from evals.math_data import SOURCES as MATH_SOURCES
 from rewards import REWARD_FUNCS
+
+# "code": the bundled code problems (or dataset_path in that format), rewarded by code_tests.
+SOURCES = (*MATH_SOURCES, "code")
+CODE_REWARDS = frozenset({"code_tests"})  # need dataset: code
+MATH_REWARDS = frozenset({"correctness", "format"})  # need a math dataset
 
 
 class ConfigError(ValueError):
@@ -25,7 +30,10 @@ class ScriptArguments:
     """Data, reward and prompt options (model and optimizer options live in ModelConfig / GRPOConfig)."""
 
     dataset: str = field(default="arithmetic", metadata={"help": f"one of {', '.join(SOURCES)}"})
-    dataset_path: str | None = field(default=None, metadata={"help": "local file for jsonl/json (or gsm8k/math500)"})
+    dataset_path: str | None = field(
+        default=None,
+        metadata={"help": "local file for jsonl/json/code (or gsm8k/math500); code defaults to the bundled set"},
+    )
     dataset_split: str = field(default="train", metadata={"help": "split to train on (arithmetic: train or test)"})
     dataset_size: int | None = field(default=None, metadata={"help": "arithmetic: problems generated; else limit"})
     dataset_seed: int = field(default=0, metadata={"help": "seed for generation and shuffling"})
@@ -92,6 +100,26 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
         )
     if script_args.dataset not in SOURCES:
         raise ConfigError(f"dataset: {script_args.dataset!r} is not one of {list(SOURCES)}.")
+    is_code = script_args.dataset == "code"
+    mismatched = [n for n in script_args.reward_funcs if n in (MATH_REWARDS if is_code else CODE_REWARDS)]
+    if mismatched:
+        kind = "a code dataset (dataset: code)" if not is_code else "a math dataset"
+        raise ConfigError(
+            f"reward_funcs {mismatched} cannot score dataset {script_args.dataset!r}: they need {kind}. "
+            + (
+                "Use `reward_funcs: [code_tests]` for code."
+                if is_code
+                else "Use `reward_funcs: [correctness, format]` for math."
+            )
+        )
+    if is_code and script_args.num_shots:
+        raise ConfigError("num_shots: worked examples are math-only; set `num_shots: 0` with dataset: code.")
+    if is_code:
+        from rewards.sandbox import _probe
+
+        problem = _probe()
+        if problem:
+            raise ConfigError(f"dataset: code runs unit tests in a sandbox, which is unavailable here: {problem}")
     if script_args.dataset in ("jsonl", "json") and not script_args.dataset_path:
         raise ConfigError(f"dataset: {script_args.dataset!r} needs dataset_path pointing at the file.")
     if script_args.dataset_path and not Path(script_args.dataset_path).is_file():

@@ -1,19 +1,23 @@
 """Training rows from the shared problem sources, with the prompt the evals use.
 
-A row is ``{"prompt": chat messages, "answer": reference, "id": problem id}``; TRL passes
+A math row is ``{"prompt": chat messages, "answer": reference, "id": problem id}``; TRL passes
 ``answer`` to the reward functions as a keyword argument (``rewards.correctness(completions, answer)``).
+A code row has ``tests`` (the JSON test spec) instead: ``rewards.code_tests(completions, tests)``.
 """
 
 from __future__ import annotations
 
 from datasets import Dataset
 
+from evals.code_data import CodeProblem, load_code_problems
 from evals.math_data import MathProblem, load_problems
 from rewards import build_messages
 from train.config import ScriptArguments
 
 
-def load_training_problems(args: ScriptArguments) -> list[MathProblem]:
+def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[CodeProblem]:
+    if args.dataset == "code":
+        return load_code_problems(args.dataset_path, args.dataset_size)
     knobs = {}
     if args.dataset == "arithmetic":
         knobs = {
@@ -33,7 +37,9 @@ def load_training_problems(args: ScriptArguments) -> list[MathProblem]:
     )
 
 
-def to_dataset(problems: list[MathProblem], num_shots: int) -> Dataset:
+def to_dataset(problems: list[MathProblem] | list[CodeProblem], num_shots: int) -> Dataset:
+    if problems and isinstance(problems[0], CodeProblem):
+        return Dataset.from_list([{"prompt": p.messages(), "tests": p.tests, "id": p.id} for p in problems])
     return Dataset.from_list(
         [{"prompt": build_messages(p.question, num_shots), "answer": p.answer, "id": p.id} for p in problems]
     )

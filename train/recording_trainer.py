@@ -35,7 +35,8 @@ class RecordingGRPOTrainer(GRPOTrainer):
         lengths = output["completion_mask"].sum(dim=1).tolist()
         # collective calls: every process takes part, only the main one writes
         ids = gather_object([row.get("id", f"row-{i}") for i, row in enumerate(inputs)])
-        answers = gather_object([row.get("answer", "") for row in inputs])
+        # the reference a rollout log's target holds: the math answer, or a code problem's test spec
+        answers = gather_object([row.get("answer", row.get("tests", "")) for row in inputs])
         lengths, terminated = gather_object(lengths), gather_object(terminated)
         if not self.accelerator.is_main_process:
             return

@@ -8,13 +8,18 @@ So the names here are made ``verigrpo/<name>`` in every case, and
 
     inspect score LOG --scorer verigrpo/math_verifier --action append --output-file NEW.eval --model none/none
 
-works from any directory. pyproject.toml maps this folder to the package name and declares the
+works from any directory; so does ``verigrpo/unit_test_scorer``. The ``bwrap`` sandbox provider is
+registered here too (Inspect matches sandbox names without the prefix: ``sandbox="bwrap"``).
+pyproject.toml maps this folder to the package name and declares the
 ``inspect_ai`` entry point that imports it.
 """
 
 from inspect_ai._util.registry import registry_name  # pinned inspect-ai; tests/test_evals_registry.py checks this
 from inspect_ai.scorer import Scorer, scorer
+from inspect_ai.util import sandboxenv
 
+from evals.bwrap_sandbox import BwrapSandboxEnvironment
+from evals.code_scoring import CODE_METRICS, code_scorer
 from evals.scoring import MATH_METRICS, math_scorer
 
 NAMESPACE = "verigrpo"
@@ -33,3 +38,12 @@ def _name(name: str) -> str:
 def math_verifier() -> Scorer:
     """Correct when the completion's final answer equals the target under ``rewards.grade``."""
     return math_scorer()
+
+
+@scorer(metrics=CODE_METRICS, name=_name("unit_test_scorer"))
+def unit_test_scorer() -> Scorer:
+    """Fraction of the target's unit tests passed in sandboxes (``rewards.grade_code``)."""
+    return code_scorer()
+
+
+bwrap = sandboxenv(name=_name("bwrap"))(BwrapSandboxEnvironment)
