@@ -28,9 +28,10 @@ setup: $(STAMP) $(MODEL)/config.json
 demo: setup  ## the main job: eval, GRPO-train and re-eval the CPU model (about 15 min on 2 cores)
 	$(PY) scripts/demo.py
 
-bench: setup  ## benchmarks: verifier, re-scoring, training harness
+bench: setup  ## benchmarks: verifier, re-scoring, sandbox, training harness
 	$(PY) scripts/bench_verifier.py
 	$(PY) scripts/bench_rescore.py
+	$(PY) scripts/bench_sandbox.py --host-gb 4
 	$(PY) scripts/bench_train.py
 
 test: setup  ## the default test run (excludes slow and gpu tests)

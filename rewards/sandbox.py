@@ -32,6 +32,7 @@ from rewards.seccomp_policy import SeccompUnavailable, seccomp_bpf
 SANDBOX_UID = 65534  # "nobody": the host uid sandboxes run as when verigrpo itself runs as root
 SANDBOX_PYTHON = os.environ.get("VERIGRPO_SANDBOX_PYTHON", "/usr/bin/python3")
 PRLIMIT = "/usr/bin/prlimit"
+SETPRIV = "/usr/bin/setpriv"
 # What the sandbox sees of the host: the system's programs and libraries, read-only. Nothing else.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
@@ -81,12 +82,18 @@ class SandboxResult:
 
 
 @functools.cache
+def _bwrap() -> str | None:
+    """bwrap's absolute path (it is exec'd with an empty environment, so no PATH lookup later)."""
+    return shutil.which("bwrap")
+
+
+@functools.cache
 def _static_problem() -> str | None:
     """What is missing on this machine before anything is tried (cached per process)."""
-    if shutil.which("bwrap") is None:
+    if _bwrap() is None:
         return "bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap`."
-    if not os.access(PRLIMIT, os.X_OK):
-        return f"{PRLIMIT} is missing: `apt-get install util-linux`."
+    if not os.access(PRLIMIT, os.X_OK) or (os.geteuid() == 0 and not os.access(SETPRIV, os.X_OK)):
+        return f"{PRLIMIT} or {SETPRIV} is missing: `apt-get install util-linux`."
     if not os.access(SANDBOX_PYTHON, os.X_OK) or not SANDBOX_PYTHON.startswith("/usr/"):
         return (
             f"the sandbox runs {SANDBOX_PYTHON}, which must be an executable under /usr (the only host tree the "
@@ -116,9 +123,7 @@ def _probe() -> str | None:
     seccomp_fd, info_read, info_write = _memfd("seccomp", seccomp_bpf()), *os.pipe()
     try:
         cmd = bwrap_command([SANDBOX_PYTHON, "-I", "-S", "-c", "pass"], {}, SandboxLimits(), seccomp_fd, info_write)
-        result = subprocess.run(
-            cmd, pass_fds=(seccomp_fd, info_write), env={}, capture_output=True, timeout=30, **_drop_privileges()
-        )
+        result = subprocess.run(cmd, pass_fds=(seccomp_fd, info_write), env={}, capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start a sandbox ({exc})."
     finally:
@@ -144,15 +149,17 @@ def sandbox_available() -> bool:
 # --------------------------------------------------------------------------- command line
 
 
-def _drop_privileges() -> dict:
-    """Popen arguments that start bwrap as an unprivileged host user.
+def _drop_privileges() -> list[str]:
+    """A prefix that starts bwrap as an unprivileged host user when we are root.
 
-    bwrap started by root maps the sandbox user to host uid 0; setuid() to 65534 also clears every
-    capability (no SECBIT_KEEP_CAPS), so bwrap starts with none.
+    bwrap started by root maps the sandbox user to host uid 0. ``setpriv`` (an exec) rather than
+    Popen's ``user=``: changing uid in the child stops CPython from using vfork, and fork() of a
+    trainer holding gigabytes costs ~130 ms per sandbox (measured with a 4 GB process) instead of ~1 ms.
     """
     if os.geteuid() != 0:
-        return {}
-    return {"user": SANDBOX_UID, "group": SANDBOX_UID, "extra_groups": []}
+        return []
+    ids = [f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups"]
+    return [SETPRIV, *ids, "--inh-caps=-all", "--bounding-set=-all", "--"]
 
 
 def _system_mounts() -> list[str]:
@@ -199,7 +206,8 @@ def bwrap_command(
 ) -> list[str]:
     """The full bwrap invocation (exposed so tests and docs can show exactly what runs)."""
     cmd = [
-        "bwrap",
+        *_drop_privileges(),
+        _bwrap() or "bwrap",
         "--unshare-all",
         "--unshare-user",
         "--disable-userns",
@@ -340,7 +348,6 @@ async def start(
                 env={},  # bwrap's own environment is readable inside as /proc/1/environ otherwise
                 start_new_session=True,
                 close_fds=True,
-                **_drop_privileges(),
             )
         except FileNotFoundError as exc:
             os.close(info_read)

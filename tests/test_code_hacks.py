@@ -4,9 +4,11 @@ The wrong ``add`` returns ``a - b``, which legitimately passes exactly the tests
 (1 of 4 here). Every hack must score exactly that: not one test more. A correct solution scores 4/4.
 """
 
+import time
+
 import pytest
 
-from rewards import grade_code_sync
+from rewards import SandboxLimits, grade_code_sync
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 
@@ -133,3 +135,38 @@ IO_HACKS = {
 def test_io_hacks_earn_nothing_extra(hack):
     assert grade_code_sync(f"```python\n{IO_WRONG}```", IO).passed == 1
     assert grade_code_sync(f"```python\n{hack}```", IO).passed <= 1
+
+
+# --- resource attacks from inside the function under test: stopped, scored 0, nothing left behind ----------
+
+
+SHORT = SandboxLimits(wall_s=2, cpu_s=2, memory_mb=256, processes=16, file_size_mb=4, tmp_size_mb=8)
+RESOURCE_HACKS = {
+    "infinite loop": "def add(a, b):\n    while True:\n        pass\n",
+    "sleep": "import time\ndef add(a, b):\n    time.sleep(100)\n",
+    "memory hog": "def add(a, b):\n    x = bytearray(8 << 30)\n    return a + b\n",
+    "fork bomb": "import os\ndef add(a, b):\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n",
+    "huge file": "def add(a, b):\n    f = open('/tmp/x', 'wb')\n    while True:\n        f.write(b'x' * (1 << 20))\n",
+    "flood the link": "import os\ndef add(a, b):\n    while True:\n        os.write(1, b'x' * 65536)\n",
+    "SIGTERM ignored": "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ndef add(a, b):\n    time.sleep(100)\n",
+    "double-forked daemon": "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(1000)\n    os._exit(0)\n"
+    "def add(a, b):\n    return a - b\n",
+}
+
+
+@pytest.mark.parametrize("hack", RESOURCE_HACKS.values(), ids=RESOURCE_HACKS.keys())
+def test_resource_attacks_in_the_solution_are_stopped_in_time(hack):
+    started = time.monotonic()
+    verdict = grade_code_sync(f"```python\n{hack}```", MBPP, SHORT)
+    assert time.monotonic() - started < SHORT.wall_s + 3.0
+    assert verdict.passed <= WRONG_EARNS and not verdict.correct
+
+
+def test_big_trusted_arguments_cross_and_the_answer_cap_holds():
+    tests = {
+        "asserts": ["assert size(list(range(200_000))) == 200_000", "assert size([1]) == 1"],
+        "entry_point": "size",
+    }
+    assert grade_code_sync("```python\ndef size(xs):\n    return len(xs)\n```", tests).passed == 2
+    echo = grade_code_sync("```python\ndef size(xs):\n    return [0] * 5_000_000\n```", tests)
+    assert echo.passed == 0 and "over" in echo.outcomes[0].message

@@ -218,7 +218,7 @@ def test_cancelling_a_grade_leaves_no_process():
 
 
 def test_missing_isolation_is_an_error_never_an_unsandboxed_run(monkeypatch):
-    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    monkeypatch.setattr(sandbox, "_bwrap", lambda: None)
     sandbox._static_problem.cache_clear()
     sandbox._probe.cache_clear()
     try:

@@ -19,7 +19,7 @@ import sys
 import time
 
 SPEC = "/judge/spec.json"
-MAX_RESPONSE = 1 << 20
+MAX_RESPONSE = 4 << 20  # a bigger answer is refused (and the solution cut off)
 
 
 class SolutionGone(BaseException):

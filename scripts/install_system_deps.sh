@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# OS packages the code verifier's sandbox needs (Debian/Ubuntu): bubblewrap, prlimit (util-linux),
+# libseccomp2 (loaded by the pyseccomp binding) and a system python3 under /usr for the sandbox to run.
+# Installs only what is missing; uses sudo when not root. CI runs this; so can you.
+set -euo pipefail
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+[ -x /usr/bin/prlimit ] || need+=(util-linux)
+{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | grep -q 'libseccomp\.so\.2' || need+=(libseccomp2)
+[ -x /usr/bin/python3 ] || need+=(python3-minimal)
+if [ ${#need[@]} -eq 0 ]; then
+    echo "sandbox dependencies present: $(bwrap --version), $(/usr/bin/python3 --version)"
+    exit 0
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "missing ${need[*]} and no apt-get: install bubblewrap, util-linux, libseccomp and python3 with your package manager" >&2
+    exit 1
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing ${need[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
