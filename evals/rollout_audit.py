@@ -1,8 +1,9 @@
 """Re-judge training rollouts with a (newer, stricter, or just different) scorer and count disagreements.
 
-The training reward paid some completions (``train_correctness`` = 1). If the re-scorer rejects
-some of them, the policy was paid for answers that are not right by the re-scorer's standard: a
-reward hack or a verifier bug. Counted per step window, this is a reward-hacking detector.
+The training reward paid some completions (``train_correctness`` = 1, or ``train_code_tests`` > 0).
+If the re-scorer rejects some of them (grade 0), the policy was paid for answers that are not right
+by the re-scorer's standard: a reward hack or a verifier bug. Counted per step window, this is a
+reward-hacking detector. Math and code runs are told apart by the training score the logs hold.
 Used by ``scripts/audit_rollouts.py``.
 """
 
@@ -19,8 +20,21 @@ from inspect_ai.scorer import Scorer
 
 from evals.score_diff import grade_of
 
-TRAIN_SCORE = "train_correctness"
-DEFAULT_SCORER = "verigrpo/math_verifier"
+# training score in the rollout logs -> (default re-scorer, the key of its dict value that grades)
+AUDITED_REWARDS = {
+    "train_correctness": ("verigrpo/math_verifier", "correct"),
+    "train_code_tests": ("verigrpo/unit_test_scorer", "fraction"),
+}
+DEFAULT_SCORER = None  # chosen from the training score the logs hold
+
+
+def training_score(log: EvalLog) -> str:
+    """Which audited reward a rollout log holds."""
+    names = {name for sample in log.samples or [] for name in sample.scores or {}}
+    found = [name for name in AUDITED_REWARDS if name in names]
+    if len(found) != 1:
+        raise ValueError(f"rollout log {log.location} holds {sorted(names)}: expected one of {sorted(AUDITED_REWARDS)}")
+    return found[0]
 
 
 def load_scorer(spec: str) -> Scorer:
@@ -95,17 +109,23 @@ def rescore(log: EvalLog, scorer: Scorer) -> tuple[EvalLog, str]:
     return scored, added[0]
 
 
-def audit_logs(paths: list[Path], scorer_spec: str = DEFAULT_SCORER, window: int = 10) -> Audit:
-    """Re-score every rollout log and count, per ``window`` steps, where training and re-scorer disagree."""
+def audit_logs(paths: list[Path], scorer_spec: str | None = DEFAULT_SCORER, window: int = 10) -> Audit:
+    """Re-score every rollout log and count, per ``window`` steps, where training and re-scorer disagree.
+
+    ``scorer_spec`` None: the verifier that matches the run (math_verifier or unit_test_scorer).
+    """
     audit = Audit()
     windows: dict[int, Window] = {}
     for path in sorted(paths):
-        log, name = rescore(read_eval_log(str(path)), load_scorer(scorer_spec))
+        original = read_eval_log(str(path))
+        train_score = training_score(original)
+        default_spec, grade_key = AUDITED_REWARDS[train_score]
+        log, name = rescore(original, load_scorer(scorer_spec or default_spec))
         audit.scorer_name = name
         for sample in log.samples or []:
-            paid = grade_of(sample.scores[TRAIN_SCORE])
+            paid = grade_of(sample.scores[train_score])
             new_score = sample.scores[name]
-            accepted = grade_of(new_score)
+            accepted = grade_of(new_score, grade_key)
             if paid is None or accepted is None:
                 continue  # a reward that did not apply, or a reference the re-scorer cannot read
             step = int(sample.metadata.get("step", 0))

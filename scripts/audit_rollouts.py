@@ -22,7 +22,11 @@ from evals.rollout_audit import DEFAULT_SCORER, audit_logs, plot
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", type=Path, help="a training output directory (holding rollouts/)")
-    parser.add_argument("--scorer", default=DEFAULT_SCORER, help="registered name or file.py@factory")
+    parser.add_argument(
+        "--scorer",
+        default=DEFAULT_SCORER,
+        help="registered name or file.py@factory (default: verigrpo/math_verifier, or verigrpo/unit_test_scorer for code runs)",
+    )
     parser.add_argument("--window", type=int, default=10, help="steps per reporting window")
     parser.add_argument("--fail-above", type=float, default=0.0, help="max tolerated paid-but-rejected share")
     parser.add_argument("--show", type=int, default=3, help="examples to print of each kind")
@@ -33,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no rollout logs in {args.run_dir / 'rollouts'} (was log_rollouts off?)", file=sys.stderr)
         return 2
     audit = audit_logs(logs, args.scorer, args.window)
-    print(f"re-scored {len(logs)} rollout logs with {args.scorer} (recorded as {audit.scorer_name})")
+    print(
+        f"re-scored {len(logs)} rollout logs with {args.scorer or 'the run verifier'} (recorded as {audit.scorer_name})"
+    )
     print(f"{'steps':>13s} {'compared':>9s} {'paid':>6s} {'paid but rejected':>18s} {'unpaid but accepted':>20s}")
     total = audit.total
     for w in audit.windows + [total]:
@@ -52,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"plot: {png}")
     rate = total.paid_rejected_rate
     if rate > args.fail_above:
-        print(f"FAIL: {rate:.2%} of paid completions are rejected by {args.scorer} (--fail-above {args.fail_above:g})")
+        print(
+            f"FAIL: {rate:.2%} of paid completions are rejected by {args.scorer or audit.scorer_name} (--fail-above {args.fail_above:g})"
+        )
         return 1
     return 0
 
