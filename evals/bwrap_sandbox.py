@@ -27,6 +27,7 @@ from inspect_ai.util import (
     SandboxEnvironment,
     SandboxEnvironmentConfigType,
     SandboxEnvironmentLimits,
+    SandboxUnavailableError,
     SandboxUserUnsupportedError,
 )
 
@@ -130,9 +131,12 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             output_bytes=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
         )
         data = input.encode("utf-8") if isinstance(input, str) else input
-        result = await sandbox.run_sandboxed(
-            list(cmd), limits=limits, stdin=data, workdir=self.directory, cwd=_inside(cwd), env=env
-        )
+        try:
+            result = await sandbox.run_sandboxed(
+                list(cmd), limits=limits, stdin=data, workdir=self.directory, cwd=_inside(cwd), env=env
+            )
+        except sandbox.SandboxError as exc:  # bwrap's failure must not read as the command's output
+            raise SandboxUnavailableError(str(exc)) from exc
         stdout = result.stdout.decode("utf-8", errors="replace")
         if result.timed_out:
             raise TimeoutError(f"command timed out after {wall:g} s: {cmd!r:.200}")

@@ -13,12 +13,13 @@ from rewards.fingerprint import verifier_fingerprint, verifier_id, verigrpo_vers
 from rewards.math_rewards import correctness, format_reward
 from rewards.math_verifier import InvalidReference, check_reference, grade, is_correct
 from rewards.registry import REWARD_FUNCS, get_reward_funcs
-from rewards.sandbox import SandboxLimits, SandboxUnavailable
+from rewards.sandbox import SandboxError, SandboxLimits, SandboxUnavailable
 from rewards.verdict import Reason, TestOutcome, Verdict
 
 __all__ = [
     "CODE_INSTRUCTION",
     "InvalidTests",
+    "SandboxError",
     "SandboxLimits",
     "SandboxUnavailable",
     "TestOutcome",

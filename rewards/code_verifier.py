@@ -57,8 +57,9 @@ def _slot() -> asyncio.Semaphore:
 
 
 async def grade_code(completion: str, tests: Any, limits: SandboxLimits | None = None) -> Verdict:
-    """Run ``tests`` against the code in ``completion``. Raises ``InvalidTests`` for unusable tests and
-    ``SandboxUnavailable`` when isolation cannot be set up (never a silent 0)."""
+    """Run ``tests`` against the code in ``completion``. Raises ``InvalidTests`` for unusable tests,
+    ``SandboxUnavailable`` when isolation cannot be set up and ``SandboxError`` / ``JudgeError`` when the
+    machinery fails: never a silent 0."""
     spec = parse_test_spec(tests)
     limits = limits or SandboxLimits()
     code = extract_code(completion)
@@ -137,7 +138,9 @@ async def _run_function_tests(code: str, spec: TestSpec, limits: SandboxLimits) 
             for box in boxes:
                 await box.reap()
     try:
-        await asyncio.gather(solution.read_info(limits.wall_s), judge.read_info(limits.wall_s))
+        started = await asyncio.gather(solution.read_info(limits.wall_s), judge.read_info(limits.wall_s))
+        if not all(started):
+            raise sandbox.SandboxError("bubblewrap did not start the solution or the judge sandbox")
         cap = 4096 * (len(spec.tests) + 1)
         collected = asyncio.gather(sandbox.drain(judge.process.stdout, cap), sandbox.drain(judge.process.stderr, 65536))
         try:

@@ -38,7 +38,11 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (not the program in it): never to be scored as the program's failure."""
+
+
+class SandboxUnavailable(SandboxError):
     """Isolation cannot be established here. Code is never run without it."""
 
 
@@ -402,7 +406,10 @@ async def _run(
             os.close(stdin_fd)
     result = SandboxResult(returncode=None)
     try:
-        await box.read_info(limits.wall_s)
+        if not await box.read_info(limits.wall_s):
+            await box.reap()
+            detail = (await drain(box.process.stderr, 4096))[0].decode(errors="replace").strip()
+            raise SandboxError(f"bubblewrap did not start the sandbox (exit {box.process.returncode}): {detail}")
         streams = [
             asyncio.ensure_future(drain(s, limits.output_bytes)) for s in (box.process.stdout, box.process.stderr)
         ]
@@ -468,6 +475,7 @@ def sandbox_dir_owner_ids() -> tuple[int, int]:
 
 
 __all__ = [
+    "SandboxError",
     "SandboxLimits",
     "SandboxResult",
     "SandboxUnavailable",

@@ -241,3 +241,21 @@ def test_a_bwrap_that_cannot_start_explains_how_to_enable_namespaces(monkeypatch
     finally:
         monkeypatch.undo()
         sandbox._probe.cache_clear()
+
+
+@pytest.mark.usefixtures("needs_sandbox")
+def test_a_sandbox_that_fails_to_start_is_an_error_not_a_wrong_answer(monkeypatch):
+    """If bwrap itself fails mid-run (after the availability probe), grading raises instead of scoring 0."""
+    real = sandbox.bwrap_command
+
+    def broken(*args, **kwargs):
+        command = real(*args, **kwargs)
+        return (
+            command[: command.index("--unshare-all")] + ["--no-such-option"] + command[command.index("--unshare-all") :]
+        )
+
+    monkeypatch.setattr(sandbox, "bwrap_command", broken)
+    with pytest.raises(sandbox.SandboxError, match="did not start"):
+        grade_code_sync("```python\nprint(1)\n```", IO)
+    with pytest.raises(sandbox.SandboxError, match="did not start"):
+        grade_code_sync(f"```python\n{RIGHT}```", MBPP)
