@@ -5,8 +5,8 @@ tree with the program as pid 1, no nested user namespaces), read-only ``/usr``, 
 ``/tmp``, an empty environment for bwrap *and* the program, files injected from memory
 (``--ro-bind-data``; nothing is written to the host disk), a seccomp denylist, rlimits set by
 ``prlimit`` inside, a wall-clock limit and a host-side output cap. The kill path SIGKILLs the
-namespace's init through a pidfd (which takes every process inside with it), then bwrap's process
-group, and reaps bwrap, so nothing outlives a run.
+namespace's init through a pidfd (which takes every process inside with it) and waits for bwrap to
+reap it and exit (its process group is killed only if it does not), so nothing outlives a run.
 
 If any of this cannot be set up, :class:`SandboxUnavailable` says what is missing. There is no
 fallback that runs code on the host.
@@ -76,10 +76,6 @@ class SandboxResult:
     output_limited: bool = False  # a stream passed SandboxLimits.output_bytes
     elapsed_s: float = 0.0
     flags: list[str] = field(default_factory=list)
-
-    @property
-    def killed(self) -> bool:
-        return self.returncode is None
 
 
 # --------------------------------------------------------------------------- availability

@@ -64,4 +64,6 @@ def main():
 
 
 if __name__ == "__main__":
+    if os.getpid() != 1:  # only ever pid 1 of a verigrpo sandbox: refuse to exec model code anywhere else
+        raise SystemExit("server.py runs model code and must only run inside the sandbox (as its pid 1)")
     main()
