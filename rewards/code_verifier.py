@@ -93,16 +93,6 @@ def _verdict(code: str, outcomes: list[TestOutcome], flags: list[str]) -> Verdic
     return Verdict(not failures, code, reason, summary, passed, total, tuple(outcomes))
 
 
-def _limit_flags(message: str) -> list[str]:
-    lowered = message.lower()
-    flags = []
-    if "time limit" in lowered or "timeout" in lowered:
-        flags.append("timeout")
-    if "memoryerror" in lowered:
-        flags.append("memory")
-    return flags
-
-
 async def _run_function_tests(code: str, spec: TestSpec, limits: SandboxLimits) -> tuple[list[TestOutcome], list[str]]:
     request_read, request_write = os.pipe()
     answer_read, answer_write = os.pipe()
@@ -153,19 +143,24 @@ async def _run_function_tests(code: str, spec: TestSpec, limits: SandboxLimits) 
         await asyncio.gather(solution.reap(), judge.reap())
     if over or returncode != 0:
         raise JudgeError(f"the judge failed (exit {returncode}): {stderr.decode(errors='replace')[-2000:]}")
-    outcomes = _count_verdicts(stdout.decode(errors="replace"), len(spec.tests))
-    flags = [flag for o in outcomes for flag in _limit_flags(o.message)]
+    outcomes, flags = _count_verdicts(stdout.decode(errors="replace"), len(spec.tests))
     if solution_status is not None and solution_status > 128:
-        flags.append(_SIGNAL_FLAGS.get(solution_status - 128, f"killed by signal {solution_status - 128}"))
+        flags.append(_signal_flag(solution_status - 128))
     return outcomes, flags
 
 
-_SIGNAL_FLAGS = {signal.SIGXCPU: "cpu time", signal.SIGXFSZ: "file size", signal.SIGKILL: "killed"}
+def _signal_flag(number: int) -> str:
+    """bwrap exits 128 + N when the program died of signal N. The program is pid 1 of its namespace, which
+    ignores SIGXCPU, so RLIMIT_CPU ends it with SIGKILL: the only SIGKILL it gets before the host's own kill."""
+    names = {signal.SIGKILL: "cpu time (SIGKILL)", signal.SIGXCPU: "cpu time", signal.SIGXFSZ: "file size"}
+    return names.get(number, f"killed by signal {number}")
 
 
-def _count_verdicts(lines: str, total: int) -> list[TestOutcome]:
-    """One outcome per test; a test with no (or a garbled) verdict line fails: fail closed."""
+def _count_verdicts(lines: str, total: int) -> tuple[list[TestOutcome], list[str]]:
+    """One outcome per test; a test with no (or a garbled) verdict line fails: fail closed. Also the
+    limits the judge reported (its own field, not text the solution could have written)."""
     seen: dict[int, TestOutcome] = {}
+    limits: list[str] = []
     for line in lines.splitlines():
         try:
             record = json.loads(line)
@@ -174,7 +169,10 @@ def _count_verdicts(lines: str, total: int) -> list[TestOutcome]:
             continue
         if isinstance(index, int) and 0 <= index < total and isinstance(passed, bool) and index not in seen:
             seen[index] = TestOutcome(index, passed, "" if passed else str(message))
-    return [seen.get(index, TestOutcome(index, False, "no verdict from the judge")) for index in range(total)]
+            if record.get("limit") in ("timeout", "memory"):
+                limits.append(record["limit"])
+    outcomes = [seen.get(index, TestOutcome(index, False, "no verdict from the judge")) for index in range(total)]
+    return outcomes, limits
 
 
 async def _run_io_cases(
@@ -193,7 +191,8 @@ async def _run_io_cases(
         elif result.returncode != 0:
             last = result.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
             message = f"exit status {result.returncode}: {last[0][:300]}"
-            flags += _limit_flags(message)
+            if result.returncode > 128:
+                flags.append(_signal_flag(result.returncode - 128))
         elif not outputs_match(stdout, case.output):
             message = f"input {case.input[:100]!r}: expected {case.output[:100]!r}, got {stdout[:100]!r}"
         else:

@@ -175,7 +175,7 @@ def _system_mounts() -> list[str]:
 def _rlimit_prefix(limits: SandboxLimits) -> list[str]:
     return [
         PRLIMIT,
-        f"--cpu={limits.cpu_s}",
+        f"--cpu={limits.cpu_s}",  # pid 1 of a namespace ignores SIGXCPU: the kernel SIGKILLs it at the limit
         f"--as={limits.memory_mb << 20}",
         f"--nproc={limits.processes}",
         f"--fsize={limits.file_size_mb << 20}",

@@ -259,3 +259,34 @@ def test_a_sandbox_that_fails_to_start_is_an_error_not_a_wrong_answer(monkeypatc
         grade_code_sync("```python\nprint(1)\n```", IO)
     with pytest.raises(sandbox.SandboxError, match="did not start"):
         grade_code_sync(f"```python\n{RIGHT}```", MBPP)
+
+
+LIMIT_CASES = [
+    # (code, limits, flags expected in the explanation, flags that must not appear)
+    ("def total(xs):\n    while True: pass\n", sandbox.SandboxLimits(wall_s=3, cpu_s=1), ["cpu time"], ["timeout"]),
+    ("import time\ndef total(xs):\n    time.sleep(60)\n", sandbox.SandboxLimits(wall_s=1.5), ["timeout"], ["cpu time"]),
+    ("def total(xs):\n    return bytearray(8 << 30)\n", sandbox.SandboxLimits(), ["memory"], ["timeout"]),
+    # the solution's own text cannot raise a flag: only the judge and the host set them
+    (
+        "def total(xs):\n    raise MemoryError('time limit reached waiting for the solution')\n",
+        sandbox.SandboxLimits(),
+        ["memory"],
+        ["timeout"],
+    ),
+    (
+        "def total(xs):\n    raise ValueError('time limit reached; MemoryError; timeout')\n",
+        sandbox.SandboxLimits(),
+        [],
+        ["timeout", "memory"],
+    ),
+]
+
+
+@pytest.mark.usefixtures("needs_sandbox")
+@pytest.mark.parametrize("code, limits, present, absent", LIMIT_CASES)
+def test_limit_flags_come_from_the_machinery_not_from_model_text(code, limits, present, absent):
+    verdict = grade_code_sync(f"```python\n{code}```", MBPP, limits)
+    flags = verdict.explanation.partition("; limits hit: ")[2]
+    assert verdict.passed == 0
+    assert all(flag in flags for flag in present), verdict.explanation
+    assert not any(flag in flags for flag in absent), verdict.explanation

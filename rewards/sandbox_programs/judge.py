@@ -35,13 +35,14 @@ class Link:
         self.deadline = deadline
         self.buffer = b""
         self.dead = None  # why the solution is no longer usable
+        self.limit = None
 
     def send(self, text):
         data = text.encode("utf-8") + b"\n"
         while data:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
-                self.kill("time limit reached sending to the solution")
+                self.kill("time limit reached sending to the solution", "timeout")
             _, ready, _ = select.select([], [self.write_fd], [], remaining)
             if not ready:
                 continue
@@ -58,7 +59,7 @@ class Link:
                 self.kill(f"the solution's answer is over {MAX_RESPONSE} bytes")
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
-                self.kill("time limit reached waiting for the solution")
+                self.kill("time limit reached waiting for the solution", "timeout")
             ready, _, _ = select.select([self.read_fd], [], [], remaining)
             if not ready:
                 continue
@@ -75,9 +76,10 @@ class Link:
             self.kill("the solution sent a malformed message")
         return message
 
-    def kill(self, why):
+    def kill(self, why, limit=None):
         if self.dead is None:
             self.dead = why
+            self.limit = limit  # "timeout" when the deadline cut the solution off: reported to the host
         raise SolutionGone(self.dead)
 
 
@@ -127,8 +129,11 @@ def main():
     os.set_blocking(write_fd, False)  # a solution that never reads must not hang the judge
     link = Link(read_fd, write_fd, time.monotonic() + seconds)
 
-    def verdict(index, passed, message=""):
-        verdicts.write(json.dumps({"test": index, "passed": passed, "message": message}) + "\n")
+    def verdict(index, passed, message="", limit=None):
+        record = {"test": index, "passed": passed, "message": message}
+        if limit:
+            record["limit"] = limit  # set by this trusted process only, never parsed from the solution's text
+        verdicts.write(json.dumps(record) + "\n")
 
     setup_error = None
     try:
@@ -151,12 +156,14 @@ def main():
             verdict(index, False, setup_error)
             continue
         if link.dead is not None:
-            verdict(index, False, link.dead)
+            verdict(index, False, link.dead, link.limit)
             continue
         try:
             exec(compile(test_source, f"<test {index}>", "exec"), namespace)  # noqa: S102 - trusted
         except SolutionGone as exc:
-            verdict(index, False, str(exc))
+            verdict(index, False, str(exc), link.limit)
+        except MemoryError as exc:  # re-raised from the solution's MemoryError (its RLIMIT_AS)
+            verdict(index, False, describe(test_source, exc), "memory")
         except BaseException as exc:
             verdict(index, False, describe(test_source, exc))
         else:
