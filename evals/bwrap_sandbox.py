@@ -9,11 +9,13 @@ name, so a task says ``sandbox="bwrap"``.
 
 Differences from Inspect's docker provider: no images or services (the sandbox sees the host's
 ``/usr``, read-only); ``user`` must be None; a timed-out command is not retried (it would time out
-again); only ``/work`` persists between calls.
+again); only ``/work`` persists between calls. ``/work`` lives in the host's ``/tmp`` with a 1 GiB
+cap per file but no cap on its total size (that would need a filesystem per sample).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -30,6 +32,7 @@ from inspect_ai.util import (
     SandboxUnavailableError,
     SandboxUserUnsupportedError,
 )
+from inspect_ai.util import concurrency as concurrency_limit
 
 from rewards import sandbox
 
@@ -131,10 +134,13 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             output_bytes=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
         )
         data = input.encode("utf-8") if isinstance(input, str) else input
+        # like Inspect's local provider: local subprocesses share the "subprocesses" limit when asked to
+        throttle = concurrency_limit("subprocesses", os.cpu_count() or 1) if concurrency else contextlib.nullcontext()
         try:
-            result = await sandbox.run_sandboxed(
-                list(cmd), limits=limits, stdin=data, workdir=self.directory, cwd=_inside(cwd), env=env
-            )
+            async with throttle:
+                result = await sandbox.run_sandboxed(
+                    list(cmd), limits=limits, stdin=data, workdir=self.directory, cwd=_inside(cwd), env=env
+                )
         except sandbox.SandboxError as exc:  # bwrap's failure must not read as the command's output
             raise SandboxUnavailableError(str(exc)) from exc
         stdout = result.stdout.decode("utf-8", errors="replace")
