@@ -188,12 +188,17 @@ def test_registered_scorer_name_after_a_regular_install(tmp_path):
     assert build.returncode == 0, build.stderr[-2000:]
     code = (
         "import verigrpo, evals.verify; from inspect_ai._util.registry import registry_info\n"
-        "print(verigrpo.__file__); print(registry_info(verigrpo.math_verifier).name)"
+        "from evals.code_data import load_code_problems; from rewards.sandbox_programs import source\n"
+        "print(verigrpo.__file__); print(registry_info(verigrpo.math_verifier).name)\n"
+        "print(registry_info(verigrpo.unit_test_scorer).name, registry_info(verigrpo.bwrap).name)\n"
+        "print(len(load_code_problems()), len(source('judge.py')) > 0, len(source('server.py')) > 0)"
     )
     env = {"PYTHONPATH": str(site), "PATH": ""}
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
     )
-    where, name = out.stdout.split()
+    where, name, code_scorer, provider, problems, judge, server = out.stdout.split()
     assert where.startswith(str(site)), out.stderr
     assert name == "verigrpo/math_verifier"
+    assert (code_scorer, provider) == ("verigrpo/unit_test_scorer", "verigrpo/bwrap")
+    assert (problems, judge, server) == ("28", "True", "True")  # package data: problems and sandbox programs

@@ -46,4 +46,7 @@ def unit_test_scorer() -> Scorer:
     return code_scorer()
 
 
-bwrap = sandboxenv(name=_name("bwrap"))(BwrapSandboxEnvironment)
+@sandboxenv(name=_name("bwrap"))
+class bwrap(BwrapSandboxEnvironment):  # noqa: N801 - the registered provider's name
+    """``evals.bwrap_sandbox.BwrapSandboxEnvironment``, defined here so Inspect names it ``verigrpo/bwrap``
+    (it derives the prefix from the defining module) in editable and regular installs alike."""
