@@ -149,7 +149,10 @@ def test_code_training_without_a_sandbox_is_refused_with_the_fix(fake_model, mon
         validate(script_args, training_args, model_args)
 
 
-def test_malformed_code_record_names_file_and_line(tmp_path, capsys, fake_model):
+def test_malformed_code_record_names_file_and_line(tmp_path, capsys, fake_model, monkeypatch):
+    import rewards.sandbox
+
+    monkeypatch.setattr(rewards.sandbox, "_probe", lambda: None)  # the data check is under test; nothing runs
     data = tmp_path / "code.jsonl"
     data.write_text(
         '{"id": "a", "prompt": "p", "tests": {"asserts": ["assert f(1) == 1"], "entry_point": "f"}}\n{"id": "b", "prompt": "p", "tests": {"asserts": ["x = 1"], "entry_point": "f"}}\n'
