@@ -8,13 +8,11 @@ set up raises: a broken verifier must not look like a wrong answer.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from rewards.code_spec import InvalidTests, parse_test_spec
-from rewards.code_verifier import grade_code, run_blocking
+from rewards.code_verifier import grade_code_many, run_blocking
 from rewards.math_rewards import completion_text
-from rewards.sandbox import SandboxLimits
 
 logger = logging.getLogger(__name__)
 
@@ -30,19 +28,14 @@ def code_tests(completions, tests, **kwargs) -> list[float | None]:
     """
     if len(completions) != len(tests):
         raise ValueError(f"{len(completions)} completions but {len(tests)} test specs")
-    texts = [completion_text(c) for c in completions]
-    specs = []
-    for index, raw in enumerate(tests):
+    rewards: list[float | None] = [None] * len(completions)
+    usable = []
+    for index, (completion, raw) in enumerate(zip(completions, tests)):
         try:
-            specs.append(parse_test_spec(raw))
+            usable.append((index, completion_text(completion), parse_test_spec(raw)))
         except InvalidTests as exc:
             logger.warning("code_tests: sample %d has unusable tests, reward is None: %s", index, exc)
-            specs.append(None)
-    return run_blocking(_score_all(texts, specs))
-
-
-async def _score_all(texts, specs) -> list[float | None]:
-    async def one(text, spec):
-        return None if spec is None else (await grade_code(text, spec, SandboxLimits())).fraction
-
-    return list(await asyncio.gather(*(one(t, s) for t, s in zip(texts, specs))))
+    verdicts = run_blocking(grade_code_many([(text, spec) for _, text, spec in usable]))
+    for (index, _, _), verdict in zip(usable, verdicts):
+        rewards[index] = verdict.fraction
+    return rewards
