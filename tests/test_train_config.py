@@ -72,11 +72,6 @@ def run_validate(fake_model, *overrides):
         (("--dataset", "jsonl"), r"dataset: 'jsonl' needs dataset_path"),
         (("--dataset", "jsonl", "--dataset_path", "nope.jsonl"), r"dataset_path: nope.jsonl does not exist"),
         (("--dataset", "mnist"), r"dataset: 'mnist' is not one of"),
-        (
-            ("--use_vllm", "true"),
-            r"load_in_4bit together with use_vllm is refused: .*re-quantizes.*qwen2.5-1.5b-lora-vllm.yaml",
-        ),
-        (("--load_in_4bit", "false", "--use_vllm", "true"), r"use_vllm: (vLLM is not installed|vLLM needs a CUDA GPU)"),
         (("--fp16", "true"), r"fp16: mixed precision fp16 needs a GPU"),
         (("--use_peft", "false"), r"load_in_4bit/load_in_8bit needs use_peft: true"),
         (

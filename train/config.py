@@ -8,12 +8,12 @@ the key and the fix.
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evals.math_data import SOURCES as MATH_SOURCES
 from rewards import REWARD_FUNCS
+from train.vllm_checks import VLLMConfigError, check_vllm
 
 # "code": the bundled code problems (or dataset_path in that format), rewarded by code_tests.
 SOURCES = (*MATH_SOURCES, "code")
@@ -134,21 +134,10 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
             f"model_name_or_path: {path} is not a checkpoint directory (no config.json). For the CPU default run "
             "`python scripts/prepare_cpu_model.py` (or `make setup`) first."
         )
-    if training_args.use_vllm:
-        if model_args.load_in_4bit:
-            raise ConfigError(
-                "load_in_4bit together with use_vllm is refused: TRL 1.16 syncs weights to vLLM by merging the LoRA "
-                "adapter into the bitsandbytes 4-bit base, which re-quantizes it and pushes the packed tensors without "
-                "their quantization state, so rollouts would come from corrupted or stale weights. Use "
-                "configs/qwen2.5-1.5b-lora-vllm.yaml (bf16 base + LoRA + vLLM) or configs/qwen2.5-1.5b-qlora.yaml "
-                "(4-bit + LoRA without vLLM)."
-            )
-        if importlib.util.find_spec("vllm") is None:
-            raise ConfigError("use_vllm: vLLM is not installed. Install the extra: pip install -e '.[vllm]'.")
-        if not _cuda_available():
-            raise ConfigError(
-                "use_vllm: vLLM needs a CUDA GPU and none is visible. Set use_vllm: false to generate with transformers."
-            )
+    try:
+        check_vllm(script_args, training_args, model_args)  # the rollout engine's checks: train/vllm_checks.py
+    except VLLMConfigError as exc:
+        raise ConfigError(str(exc)) from None
     if training_args.fp16 and not _cuda_available():
         raise ConfigError("fp16: mixed precision fp16 needs a GPU. Set fp16: false (or bf16: true) on CPU.")
     if model_args.load_in_4bit and model_args.load_in_8bit:
