@@ -40,8 +40,12 @@ def _summary(log_history: list[dict], seconds: float) -> str:
     )
 
 
-def main(script_args: ScriptArguments, training_args, model_args) -> dict:
-    """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
+def build_trainer(script_args: ScriptArguments, training_args, model_args):
+    """Validate, load the data and build the trainer: (trainer, rollout recorder or None, manifest).
+
+    Raises ConfigError/DatasetError before any model loads. ``main`` trains it; checks and benchmarks
+    (scripts/check_on_policy.py) use it to get the very trainer ``main`` would run.
+    """
     validate(script_args, training_args, model_args)
     from train.data import load_training_problems, to_dataset
 
@@ -55,7 +59,7 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     from trl import get_peft_config, get_quantization_config
 
     from rewards import get_reward_funcs
-    from train.manifest import ManifestCallback, build_manifest, rollout_metadata, write_manifest
+    from train.manifest import ManifestCallback, build_manifest, rollout_metadata
     from train.recording_trainer import RecordingGRPOTrainer, RolloutFlushCallback
     from train.rollouts import RolloutRecorder
 
@@ -81,8 +85,14 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
             metadata=rollout_metadata(manifest),
         )
         callbacks.append(RolloutFlushCallback(recorder))
+    engine = None
+    if training_args.use_vllm and model_args.use_peft:
+        from train.adapter_engine import engine_settings
+
+        engine = engine_settings(model_args, training_args)  # vLLM holds the base; each sync sends the adapter
     trainer = RecordingGRPOTrainer(
         model=model_path,
+        engine_settings=engine,
         reward_funcs=get_reward_funcs(script_args.reward_funcs),
         reward_names=list(script_args.reward_funcs),
         rollout_recorder=recorder,
@@ -92,6 +102,15 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
         quantization_config=get_quantization_config(model_args),
         callbacks=callbacks,
     )
+    return trainer, recorder, manifest
+
+
+def main(script_args: ScriptArguments, training_args, model_args) -> dict:
+    """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
+    trainer, recorder, manifest = build_trainer(script_args, training_args, model_args)
+    from train.manifest import write_manifest
+
+    output_dir = Path(training_args.output_dir)
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     seconds = time.perf_counter() - start

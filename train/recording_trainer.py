@@ -16,8 +16,22 @@ from train.rollouts import RolloutRecorder, rollouts_from_batch
 
 
 class RecordingGRPOTrainer(GRPOTrainer):
-    def __init__(self, *args, rollout_recorder: RolloutRecorder | None = None, reward_names: list[str], **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        *args,
+        rollout_recorder: RolloutRecorder | None = None,
+        reward_names: list[str],
+        engine_settings=None,
+        **kwargs,
+    ):
+        """``engine_settings`` (train.adapter_engine.EngineSettings): vLLM rollouts with adapter-only sync."""
+        if engine_settings is None:
+            super().__init__(*args, **kwargs)
+        else:
+            from train.adapter_engine import adapter_generation
+
+            with adapter_generation(engine_settings):
+                super().__init__(*args, **kwargs)
         self.rollout_recorder = rollout_recorder
         # TRL names rewards after the function (format_reward); logs use the config's names (format)
         self._reward_names = dict(zip(self.reward_func_names, reward_names))
