@@ -8,17 +8,23 @@ the key and the fix.
 
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
 from evals.math_data import SOURCES as MATH_SOURCES
-from rewards import REWARD_FUNCS
+from rewards import REWARD_FUNCS, WORKED_EXAMPLES
 from train.vllm_checks import VLLMConfigError, check_vllm
 
 # "code": the bundled code problems (or dataset_path in that format), rewarded by code_tests.
 SOURCES = (*MATH_SOURCES, "code")
 CODE_REWARDS = frozenset({"code_tests"})  # need dataset: code
 MATH_REWARDS = frozenset({"correctness", "format"})  # need a math dataset
+
+
+MAX_LINE_BYTES = 1 << 20  # one jsonl record (a problem): 1 MiB is ~250k tokens, past any model's context
 
 
 class ConfigError(ValueError):
@@ -37,11 +43,17 @@ class ScriptArguments:
     dataset_split: str = field(default="train", metadata={"help": "split to train on (arithmetic: train or test)"})
     dataset_size: int | None = field(default=None, metadata={"help": "arithmetic: problems generated; else limit"})
     dataset_seed: int = field(default=0, metadata={"help": "seed for generation and shuffling"})
-    arithmetic_operations: list[str] = field(default_factory=lambda: ["add", "sub", "mul"])
-    arithmetic_min_value: int = 1
-    arithmetic_max_value: int = 20
-    arithmetic_steps: int = 1
-    num_shots: int = field(default=1, metadata={"help": "worked examples in the prompt (rewards.WORKED_EXAMPLES)"})
+    arithmetic_operations: list[str] = field(
+        default_factory=lambda: ["add", "sub", "mul"],
+        metadata={"help": f"arithmetic: operations to draw from ({', '.join(ARITHMETIC_OPERATIONS)})"},
+    )
+    arithmetic_min_value: int = field(default=1, metadata={"help": "arithmetic: smallest operand (>= 0)"})
+    arithmetic_max_value: int = field(default=20, metadata={"help": "arithmetic: largest operand (>= min_value)"})
+    arithmetic_steps: int = field(default=1, metadata={"help": "arithmetic: operations per problem (>= 1)"})
+    num_shots: int = field(
+        default=1,
+        metadata={"help": f"worked examples in the prompt, 0 to {len(WORKED_EXAMPLES)} (rewards.WORKED_EXAMPLES)"},
+    )
     reward_funcs: list[str] = field(
         default_factory=lambda: ["correctness", "format"], metadata={"help": f"names from {sorted(REWARD_FUNCS)}"}
     )
@@ -53,13 +65,179 @@ class ScriptArguments:
     )
 
 
-def parse_config(argv: list[str] | None = None):
-    """(ScriptArguments, GRPOConfig, ModelConfig) from ``--config file.yaml`` plus CLI overrides."""
-    from trl import GRPOConfig, ModelConfig, TrlParser
+# ---- numeric ranges: every value that would otherwise fail late (or never) --------------------
 
-    parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))
+SEED_MAX = 2**32 - 1  # numpy's seed range: transformers' set_seed seeds numpy too
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _at_least(low):
+    return lambda v: _number(v) and v >= low
+
+
+def _above(low):
+    return lambda v: _number(v) and v > low
+
+
+def _within(low, high, *, open_low=False, open_high=False):
+    def ok(v):
+        if not _number(v):
+            return False
+        return (v > low if open_low else v >= low) and (v < high if open_high else v <= high)
+
+    return ok
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One numeric key: the test its value must pass and, in words, what that is."""
+
+    key: str
+    ok: object  # callable(value) -> bool
+    need: str
+    optional: bool = False  # None (unset) is allowed
+
+
+# GRPOConfig keys whose bad values TRL or transformers find late (mid-training, after the model
+# loaded) or never (silently training on nonsense); checked before TRL's own __post_init__, which
+# divides by some of them (num_generations 0 was a ZeroDivisionError).
+GRPO_BOUNDS = (
+    Bound("learning_rate", _above(0), "> 0"),
+    Bound("per_device_train_batch_size", _at_least(1), ">= 1"),
+    Bound("gradient_accumulation_steps", _at_least(1), ">= 1"),
+    Bound("num_generations", _at_least(2), ">= 2 (a group needs two completions to have an advantage)"),
+    Bound("generation_batch_size", _at_least(1), ">= 1", optional=True),
+    Bound("steps_per_generation", _at_least(1), ">= 1", optional=True),
+    Bound("num_iterations", _at_least(1), ">= 1"),
+    Bound("max_completion_length", _at_least(1), ">= 1 (tokens per completion)"),
+    Bound("max_steps", lambda v: v == -1 or _at_least(1)(v), "-1 (train num_train_epochs) or >= 1"),
+    Bound("num_train_epochs", _above(0), "> 0"),
+    Bound("temperature", _above(0), "> 0 (TRL divides the logits by it)"),
+    Bound("top_p", _within(0, 1, open_low=True), "in (0, 1]"),
+    Bound("top_k", _at_least(0), ">= 0 (0: off)", optional=True),
+    Bound("min_p", _within(0, 1), "in [0, 1]", optional=True),
+    Bound("repetition_penalty", _above(0), "> 0 (1: off)"),
+    Bound("epsilon", _above(0), "> 0 (the PPO clip range)"),
+    Bound("epsilon_high", _above(0), "> 0", optional=True),
+    Bound("delta", _above(1), "> 1 (an upper clip on the importance ratio below 1 clips on-policy samples)", True),
+    Bound("beta", _at_least(0), ">= 0 (0: no KL term)"),
+    Bound("max_grad_norm", _at_least(0), ">= 0 (0: no clipping)"),
+    Bound("weight_decay", _at_least(0), ">= 0"),
+    Bound("warmup_steps", _at_least(0), ">= 0"),
+    Bound("adam_beta1", _within(0, 1, open_high=True), "in [0, 1)"),
+    Bound("adam_beta2", _within(0, 1, open_high=True), "in [0, 1)"),
+    Bound("adam_epsilon", _above(0), "> 0"),
+    Bound("save_steps", _above(0), "> 0 (a fraction below 1 is a share of max_steps)"),
+    Bound("logging_steps", _above(0), "> 0"),
+    Bound("save_total_limit", _at_least(1), ">= 1", optional=True),
+    Bound("seed", _within(0, SEED_MAX), f"in [0, {SEED_MAX}]"),
+    Bound("data_seed", _within(0, SEED_MAX), f"in [0, {SEED_MAX}]", optional=True),
+)
+
+# every numeric key the project owns (ScriptArguments)
+SCRIPT_BOUNDS = (
+    Bound("dataset_size", _at_least(1), ">= 1 (leave it unset for the whole dataset)", optional=True),
+    Bound("dataset_seed", _within(0, SEED_MAX), f"in [0, {SEED_MAX}]"),
+    Bound("arithmetic_min_value", _at_least(0), ">= 0"),
+    Bound("arithmetic_max_value", _at_least(0), ">= 0"),
+    Bound("arithmetic_steps", _at_least(1), ">= 1"),
+    Bound("num_shots", _within(0, len(WORKED_EXAMPLES)), f"0 to {len(WORKED_EXAMPLES)} (rewards.WORKED_EXAMPLES)"),
+    Bound("rollout_log_steps", _at_least(1), ">= 1"),
+)
+
+# TRL's ModelConfig: the LoRA shape
+MODEL_BOUNDS = (
+    Bound("lora_r", _at_least(1), ">= 1"),
+    Bound("lora_alpha", _above(0), "> 0"),
+    Bound("lora_dropout", _within(0, 1, open_high=True), "in [0, 1)"),
+)
+
+
+def out_of_range(obj, bounds) -> list[str]:
+    """``"key must be ..., got value"`` for every key of ``obj`` that fails its bound."""
+    problems = []
+    for bound in bounds:
+        value = getattr(obj, bound.key, None)
+        if value is None and (bound.optional or not hasattr(obj, bound.key)):
+            continue
+        if not bound.ok(value):
+            problems.append(f"{bound.key} must be {bound.need}, got {value!r}")
+    return problems
+
+
+def _refuse(problems: list[str]) -> None:
+    if problems:
+        raise ConfigError("; ".join(problems) + ". Fix the value(s) in the config or on the command line.")
+
+
+def _grpo_config_class():
+    """GRPOConfig whose ranges are checked before TRL's own __post_init__ runs (and can crash on them).
+
+    Built on first use so that importing this module (and ``--help``) does not import TRL; it is
+    then a module attribute, so the trainer can pickle the arguments (training_args.bin).
+    """
+    cls = globals().get("CheckedGRPOConfig")
+    if cls is None:
+        from trl import GRPOConfig
+
+        class CheckedGRPOConfig(GRPOConfig):
+            def __post_init__(self):
+                _refuse(out_of_range(self, GRPO_BOUNDS))
+                super().__post_init__()
+
+        CheckedGRPOConfig.__qualname__ = "CheckedGRPOConfig"
+        cls = globals()["CheckedGRPOConfig"] = CheckedGRPOConfig
+    return cls
+
+
+def __getattr__(name: str):
+    if name == "CheckedGRPOConfig":  # unpickling training_args.bin in a fresh process
+        return _grpo_config_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ---- parsing ------------------------------------------------------------------------------------
+
+
+def _config_path(argv: list[str]) -> str | None:
+    for index, arg in enumerate(argv):
+        if arg == "--config" and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith("--config="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def parse_config(argv: list[str] | None = None):
+    """(ScriptArguments, GRPOConfig, ModelConfig) from ``--config file.yaml`` plus CLI overrides.
+
+    ``-h``/``--help`` prints the project's own options (train/cli_help.py) and exits;
+    ``--help-all`` prints TRL's full list.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    config = _config_path(argv)
+    if config is not None and not Path(config).is_file():
+        raise ConfigError(
+            f"--config: {config} does not exist (resolved: {Path(config).resolve()}). "
+            "The bundled configs are in configs/ (the CPU default: configs/cpu-smollm2.yaml)."
+        )
+    if "-h" in argv or "--help" in argv:
+        from train.cli_help import project_help
+
+        print(project_help(config))
+        raise SystemExit(0)
+    from trl import ModelConfig, TrlParser
+
+    parser = TrlParser((ScriptArguments, _grpo_config_class(), ModelConfig))
+    if "--help-all" in argv:
+        parser.parse_args_and_config(args=["--help"])  # argparse prints everything and exits 0
     try:
         return parser.parse_args_and_config(args=argv)
+    except ConfigError:
+        raise
     except ValueError as exc:
         raise ConfigError(_explain(str(exc))) from None
 
@@ -78,6 +256,53 @@ def _explain(message: str) -> str:
     return f"invalid configuration: {message}"
 
 
+def _cross_field_problems(script_args: ScriptArguments, training_args) -> list[str]:
+    problems = []
+    if script_args.arithmetic_min_value > script_args.arithmetic_max_value:
+        problems.append(
+            f"arithmetic_min_value ({script_args.arithmetic_min_value}) must be <= arithmetic_max_value "
+            f"({script_args.arithmetic_max_value})"
+        )
+    unknown_ops = sorted(set(script_args.arithmetic_operations) - set(ARITHMETIC_OPERATIONS))
+    if unknown_ops or not script_args.arithmetic_operations:
+        problems.append(
+            f"arithmetic_operations must be a non-empty list from {list(ARITHMETIC_OPERATIONS)}, got {unknown_ops or '[]'}"
+        )
+    weights = training_args.reward_weights
+    if weights is not None:
+        bad = [w for w in weights if not _number(w) or w < 0]
+        if bad:
+            problems.append(
+                f"reward_weights must be finite and >= 0 (a penalty belongs in the reward function, where the logs "
+                f"record it), got {bad}"
+            )
+        elif not any(weights):
+            problems.append("reward_weights are all 0: nothing would be learned; give at least one a positive weight")
+    return problems
+
+
+def check_line_lengths(path: str | Path, limit: int = MAX_LINE_BYTES) -> None:
+    """Refuse a line-per-record file with a line over ``limit`` bytes, before anything reads it whole.
+
+    One problem is a question and its answer (or a code prompt and its tests): a line of megabytes
+    is a broken export, and would otherwise be loaded, tokenized into a prompt far past any model's
+    context and fail (or exhaust memory) only in the first generation. Streams in 1 MiB chunks.
+    """
+    lineno, length = 1, 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            pieces = chunk.split(b"\n")
+            for index, piece in enumerate(pieces):
+                length += len(piece)
+                if length > limit:
+                    raise ConfigError(
+                        f"{path}:{lineno}: this line is over {limit:,} bytes (the limit for one record); a problem "
+                        "this long is a broken export and would exceed the model's context. Fix or remove the record."
+                    )
+                if index < len(pieces) - 1:
+                    lineno, length = lineno + 1, 0
+
+
 def _cuda_available() -> bool:
     import torch
 
@@ -86,6 +311,12 @@ def _cuda_available() -> bool:
 
 def validate(script_args: ScriptArguments, training_args, model_args) -> None:
     """Every check that does not need the model: run before anything heavy is loaded."""
+    _refuse(
+        out_of_range(script_args, SCRIPT_BOUNDS)
+        + out_of_range(training_args, GRPO_BOUNDS)
+        + out_of_range(model_args, MODEL_BOUNDS)
+        + _cross_field_problems(script_args, training_args)
+    )
     unknown = [name for name in script_args.reward_funcs if name not in REWARD_FUNCS]
     if unknown:
         raise ConfigError(
@@ -126,6 +357,8 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
         raise ConfigError(
             f"dataset_path: {script_args.dataset_path} does not exist (resolved: {Path(script_args.dataset_path).resolve()})."
         )
+    if script_args.dataset_path and Path(script_args.dataset_path).suffix != ".json":  # .json: one array, any layout
+        check_line_lengths(script_args.dataset_path)
     if not model_args.model_name_or_path:
         raise ConfigError("model_name_or_path is required (a local checkpoint directory or a Hub model id).")
     path = model_args.model_name_or_path
@@ -147,5 +380,3 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
             "load_in_4bit/load_in_8bit needs use_peft: true: quantized weights cannot be trained directly, only a "
             "LoRA adapter on top of them."
         )
-    if script_args.rollout_log_steps < 1:
-        raise ConfigError(f"rollout_log_steps must be >= 1, got {script_args.rollout_log_steps}.")
