@@ -205,7 +205,9 @@ def engine_settings(model_args, training_args) -> EngineSettings:
     return EngineSettings(
         base_model=model_args.model_name_or_path,
         quantization="bitsandbytes" if model_args.load_in_4bit else None,
-        dtype=model_args.dtype if model_args.dtype not in (None, "auto") else "auto",
+        # vLLM's bitsandbytes loader computes in bf16 (float32 fails on CPU); a trainer computing its 4-bit
+        # layers in float32 then differs only by bf16 rounding, which TRL's importance sampling corrects
+        dtype="bfloat16" if model_args.load_in_4bit else (model_args.dtype or "auto"),
         max_lora_rank=model_args.lora_r,
         seed=training_args.seed,
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
 from evals.math_data import SOURCES as MATH_SOURCES
 from rewards import REWARD_FUNCS, WORKED_EXAMPLES
-from train.vllm_checks import VLLMConfigError, check_vllm
+from train.machine_checks import MachineConfigError, check_machine
 
 # "code": the bundled code problems (or dataset_path in that format), rewarded by code_tests.
 SOURCES = (*MATH_SOURCES, "code")
@@ -253,6 +253,13 @@ def _explain(message: str) -> str:
             f"{message} Each optimizer step needs whole groups of completions: make per_device_train_batch_size "
             "x gradient_accumulation_steps (or generation_batch_size) a multiple of num_generations."
         )
+    if "doesn't support bf16/gpu" in message:  # transformers' TrainingArguments, which says "assign use_cpu"
+        from train.machine_checks import CPU_CONFIGS
+
+        return (
+            "this is a GPU recipe (bf16: true) and no CUDA GPU is visible. Run it on a GPU; on this machine use "
+            f"{CPU_CONFIGS}, or add `--bf16 false --use_cpu true` to run this config on CPU (slow)."
+        )
     return f"invalid configuration: {message}"
 
 
@@ -368,8 +375,8 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
             "`python scripts/prepare_cpu_model.py` (or `make setup`) first."
         )
     try:
-        check_vllm(script_args, training_args, model_args)  # the rollout engine's checks: train/vllm_checks.py
-    except VLLMConfigError as exc:
+        check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory: train/machine_checks.py
+    except MachineConfigError as exc:
         raise ConfigError(str(exc)) from None
     if training_args.fp16 and not _cuda_available():
         raise ConfigError("fp16: mixed precision fp16 needs a GPU. Set fp16: false (or bf16: true) on CPU.")
