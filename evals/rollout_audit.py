@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +28,14 @@ AUDITED_REWARDS = {
     "train_code_tests": ("verigrpo/unit_test_scorer", "fraction"),
 }
 DEFAULT_SCORER = None  # chosen from the training score the logs hold
+
+# what reading a torn or damaged .eval raises (a SIGKILL mid-write: "EOCD not found" is a ValueError;
+# a damaged member: BadZipFile / zlib.error; bad JSON or schema: ValueError subclasses; unreadable: OSError)
+UNREADABLE = (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile, zlib.error)
+
+
+class AuditInputError(ValueError):
+    """The audit has nothing it can use (every log unreadable, or a bad window): exit 2, not a verdict."""
 
 
 def training_score(log: EvalLog) -> str:
@@ -79,11 +89,19 @@ class Window:
 
 
 @dataclass
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass
 class Audit:
     windows: list[Window] = field(default_factory=list)
     paid_rejected: list[Example] = field(default_factory=list)
     unpaid_accepted: list[Example] = field(default_factory=list)
     scorer_name: str = ""
+    audited: list[str] = field(default_factory=list)  # the logs re-scored
+    skipped: list[Skipped] = field(default_factory=list)  # unreadable logs (torn by a crash), not audited
 
     @property
     def total(self) -> Window:
@@ -113,11 +131,23 @@ def audit_logs(paths: list[Path], scorer_spec: str | None = DEFAULT_SCORER, wind
     """Re-score every rollout log and count, per ``window`` steps, where training and re-scorer disagree.
 
     ``scorer_spec`` None: the verifier that matches the run (math_verifier or unit_test_scorer).
+    A log that cannot be read (torn by a crash during a write) is skipped and listed in
+    ``Audit.skipped`` for the caller to report, so one bad file neither hides the others nor passes
+    as audited.
+    Raises AuditInputError when ``window`` < 1 or no log could be read.
     """
+    if window < 1:
+        raise AuditInputError(f"window must be >= 1 step, got {window}")
     audit = Audit()
     windows: dict[int, Window] = {}
     for path in sorted(paths):
-        original = read_eval_log(str(path))
+        try:
+            original = read_eval_log(str(path))
+        except UNREADABLE as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            audit.skipped.append(Skipped(str(path), reason))
+            continue
+        audit.audited.append(str(path))
         train_score = training_score(original)
         default_spec, grade_key = AUDITED_REWARDS[train_score]
         log, name = rescore(original, load_scorer(scorer_spec or default_spec))
@@ -150,31 +180,59 @@ def audit_logs(paths: list[Path], scorer_spec: str | None = DEFAULT_SCORER, wind
                 win.unpaid_accepted += 1
                 audit.unpaid_accepted.append(example)
     audit.windows = [windows[k] for k in sorted(windows)]
+    if paths and not audit.audited:
+        raise AuditInputError(
+            f"none of the {len(audit.skipped)} rollout logs could be read: "
+            + "; ".join(f"{s.path} ({s.reason})" for s in audit.skipped[:3])
+        )
     return audit
 
 
-def plot(audit: Audit, out: Path) -> Path:
+def figure(audit: Audit):
+    """The audit plot: two rates per step window, both visible when equal (often both 0), integer steps."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     centers = [(w.first_step + w.last_step) / 2 for w in audit.windows]
     fig, ax = plt.subplots(figsize=(8, 4))
-    ax.plot(centers, [w.paid_rejected_rate for w in audit.windows], marker="o", label="paid but rejected / paid")
+    ax.plot(
+        centers,
+        [w.paid_rejected_rate for w in audit.windows],
+        marker="o",
+        markersize=9,
+        linewidth=2.5,
+        label="paid but rejected / paid",
+    )
+    # drawn on top, dashed with hollow markers, so it shows when the two lines coincide
     ax.plot(
         centers,
         [w.unpaid_accepted / w.compared if w.compared else 0 for w in audit.windows],
         marker="s",
+        markersize=5,
+        markerfacecolor="none",
+        linestyle="--",
+        linewidth=1.5,
         label="unpaid but accepted / all",
     )
-    ax.set_xlabel("training step")
+    window = audit.windows[0].last_step - audit.windows[0].first_step + 1 if audit.windows else 1
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(f"training step (middle of each {window}-step window)" if window > 1 else "training step")
     ax.set_ylabel("disagreement rate")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"training reward vs {audit.scorer_name}")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
+    return fig
+
+
+def plot(audit: Audit, out: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig = figure(audit)
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out

@@ -6,8 +6,13 @@
 Re-scores ``<run>/rollouts/*.eval`` with the current verifier (``verigrpo/math_verifier``) or the
 named scorer, and prints per step window how many completions the training reward paid that the
 re-scorer rejects (and the reverse), the first few of each with explanations, and writes
-``<run>/rollouts-audit.png``. Exits 1 when the share of paid completions that the re-scorer
-rejects is above ``--fail-above`` (default 0: any), so it can gate a run in CI or a cron job.
+``<run>/rollouts-audit.png``.
+
+Exit codes: 0 every log audited, no gate failure; 1 the gate alone: the share of paid completions
+the re-scorer rejects is above ``--fail-above`` (default 0: any), so it can gate a run in CI or a
+cron job; 2 unusable input: no logs, bad options, or a log that cannot be read (torn by a crash
+during a write; it is named, skipped and counted, the rest are audited, but the audit is
+incomplete until it is removed or restored).
 """
 
 from __future__ import annotations
@@ -16,7 +21,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from evals.rollout_audit import DEFAULT_SCORER, audit_logs, plot
+from evals.rollout_audit import DEFAULT_SCORER, AuditInputError, audit_logs, plot
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_SCORER,
         help="registered name or file.py@factory (default: verigrpo/math_verifier, or verigrpo/unit_test_scorer for code runs)",
     )
-    parser.add_argument("--window", type=int, default=10, help="steps per reporting window")
+    parser.add_argument("--window", type=positive_int, default=10, help="steps per reporting window (>= 1)")
     parser.add_argument("--fail-above", type=float, default=0.0, help="max tolerated paid-but-rejected share")
     parser.add_argument("--show", type=int, default=3, help="examples to print of each kind")
     args = parser.parse_args(argv)
@@ -36,9 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     if not logs:
         print(f"error: no rollout logs in {args.run_dir / 'rollouts'} (was log_rollouts off?)", file=sys.stderr)
         return 2
-    audit = audit_logs(logs, args.scorer, args.window)
+    try:
+        audit = audit_logs(logs, args.scorer, args.window)
+    except AuditInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for skipped in audit.skipped:
+        print(f"warning: skipped unreadable rollout log {skipped.path} ({skipped.reason})", file=sys.stderr)
     print(
-        f"re-scored {len(logs)} rollout logs with {args.scorer or 'the run verifier'} (recorded as {audit.scorer_name})"
+        f"re-scored {len(audit.audited)} of {len(logs)} rollout logs with {args.scorer or 'the run verifier'} "
+        f"(recorded as {audit.scorer_name}); {len(audit.skipped)} skipped as unreadable"
     )
     print(f"{'steps':>13s} {'compared':>9s} {'paid':>6s} {'paid but rejected':>18s} {'unpaid but accepted':>20s}")
     total = audit.total
@@ -62,6 +81,13 @@ def main(argv: list[str] | None = None) -> int:
             f"FAIL: {rate:.2%} of paid completions are rejected by {args.scorer or audit.scorer_name} (--fail-above {args.fail_above:g})"
         )
         return 1
+    if audit.skipped:
+        print(
+            f"error: the audit is incomplete: {len(audit.skipped)} of {len(logs)} rollout logs could not be read "
+            "(listed above); remove or restore them and re-run",
+            file=sys.stderr,
+        )
+        return 2
     return 0
 
 

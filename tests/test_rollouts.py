@@ -2,6 +2,7 @@
 
 import json
 import math
+import pathlib
 import subprocess
 import sys
 
@@ -192,3 +193,104 @@ def test_code_rollouts_are_audited_with_the_unit_test_scorer(tmp_path, needs_san
     assert (total.compared, total.paid, total.paid_rejected, total.unpaid_accepted) == (4, 3, 1, 0)
     (flagged,) = audit.paid_rejected
     assert "sys.exit(0)" in flagged.completion and "failed to load: SystemExit" in flagged.explanation
+
+
+# ---- torn logs: never written, and survived when found ------------------------------------------
+
+
+def tear(path, keep: float = 0.5):
+    """What a SIGKILL during a flush leaves: the first part of a zip, no central directory."""
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+
+
+def test_a_crash_mid_write_leaves_no_eval_file(tmp_path, monkeypatch):
+    import train.rollouts
+
+    def dies_half_way(log, location, format="auto"):
+        real_write(log, location, format=format)
+        tear(pathlib.Path(location))
+        raise KeyboardInterrupt  # the process dies before the write returns
+
+    real_write = train.rollouts.write_eval_log
+    monkeypatch.setattr(train.rollouts, "write_eval_log", dies_half_way)
+    recorder = RolloutRecorder(tmp_path, every_steps=1, num_generations=G, metadata={})
+    recorder.add(batch(1, COMPLETIONS, {"correctness": PAID}))
+    with pytest.raises(KeyboardInterrupt):
+        recorder.flush()
+    assert list(tmp_path.glob("*.eval")) == []  # readers (inspect view, the audit) see nothing torn
+    assert [p.name for p in tmp_path.iterdir()] == [".rollouts-step000001-000001.eval.partial"]
+
+    monkeypatch.setattr(train.rollouts, "write_eval_log", real_write)
+    path = recorder.flush()  # the buffer was kept: the retry writes the whole interval
+    assert read_eval_log(str(path)).status == "success" and len(read_eval_log(str(path)).samples) == 8
+    assert not (tmp_path / ".rollouts-step000001-000001.eval.partial").exists()
+
+
+@pytest.fixture
+def torn_run(run_dir):
+    """run_dir plus a third log torn in half (as before the atomic writer)."""
+    recorder = RolloutRecorder(run_dir / "rollouts", every_steps=1, num_generations=G, metadata={})
+    recorder.add(batch(3, COMPLETIONS, {"correctness": PAID, "format": FORMAT}))
+    (torn,) = [recorder.flush()]
+    tear(torn)
+    return run_dir, torn
+
+
+def test_audit_skips_a_torn_log_and_counts_it(torn_run):
+    run_dir, torn = torn_run
+    audit = audit_logs(sorted((run_dir / "rollouts").glob("*.eval")))
+    assert [s.path for s in audit.skipped] == [str(torn)] and "EOCD" in audit.skipped[0].reason
+    assert len(audit.audited) == 2
+    total = audit.total
+    assert (total.compared, total.paid, total.paid_rejected) == (16, 10, 0)  # the readable logs, all of them
+
+
+def test_audit_of_only_torn_logs_is_unusable_input(run_dir):
+    from evals.rollout_audit import AuditInputError
+
+    logs = sorted((run_dir / "rollouts").glob("*.eval"))
+    for log in logs:
+        tear(log)
+    with pytest.raises(AuditInputError, match=r"none of the 2 rollout logs could be read: .*rollouts-step000001"):
+        audit_logs(logs)
+
+
+def test_audit_window_must_be_positive(run_dir):
+    from evals.rollout_audit import AuditInputError
+
+    with pytest.raises(AuditInputError, match=r"window must be >= 1 step, got 0"):
+        audit_logs(sorted((run_dir / "rollouts").glob("*.eval")), window=0)
+
+
+def test_audit_cli_exit_codes_torn_log_and_window(torn_run):
+    run_dir, torn = torn_run
+    script = [sys.executable, REPO / "scripts" / "audit_rollouts.py", str(run_dir)]
+    torn_only = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    assert torn_only.returncode == 2, torn_only.stderr[-2000:]  # unusable input, not "reward hacking"
+    assert f"warning: skipped unreadable rollout log {torn}" in torn_only.stderr
+    assert "Traceback" not in torn_only.stderr
+    assert "re-scored 2 of 3 rollout logs" in torn_only.stdout and "1 skipped as unreadable" in torn_only.stdout
+
+    spec = f"{REPO / 'tests' / 'helpers' / 'no_boxed_scorer.py'}@no_boxed_verifier"
+    gate = subprocess.run(script + ["--scorer", spec], capture_output=True, text=True, timeout=300)
+    assert gate.returncode == 1 and "FAIL: 60.00%" in gate.stdout  # the gate's verdict on what could be read
+
+    window = subprocess.run(script + ["--window", "0"], capture_output=True, text=True, timeout=300)
+    assert window.returncode == 2 and "--window: must be >= 1, got 0" in window.stderr
+
+
+def test_audit_plot_shows_both_lines_when_equal_and_integer_steps(run_dir):
+    from evals.rollout_audit import figure
+
+    audit = audit_logs(sorted((run_dir / "rollouts").glob("*.eval")), window=1)
+    assert audit.total.paid_rejected == 0 and audit.total.unpaid_accepted == 0  # both lines at 0
+    fig = figure(audit)
+    ax = fig.axes[0]
+    first, second = ax.get_lines()
+    assert list(first.get_ydata()) == list(second.get_ydata()) == [0.0, 0.0]
+    # the line drawn on top is dashed and hollow: the one below shows through
+    assert second.get_linestyle() == "--" and second.get_markerfacecolor() == "none"
+    assert second.get_markersize() < first.get_markersize() and second.get_zorder() >= first.get_zorder()
+    ticks = ax.get_xticks()
+    assert len(ticks) and all(float(t).is_integer() for t in ticks)

@@ -14,12 +14,15 @@ position in the group, so Inspect's reducers give the group mean and pass@G. The
 
 Files are written every ``rollout_log_steps`` steps, at every checkpoint save and at the end, so a
 crash loses at most the current interval; a resumed run writes new files and never overwrites.
+Each file is written under a hidden temporary name and renamed into place (``write_atomically``),
+so a crash mid-write leaves no torn ``.eval`` behind, only a ``.*.partial`` that nothing reads.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -102,6 +105,27 @@ def build_log(rollouts: list[Rollout], num_generations: int, metadata: dict) -> 
     return log
 
 
+def write_atomically(log: EvalLog, path: Path) -> Path:
+    """Write ``log`` to ``path`` so that ``path`` is either absent or complete, never torn.
+
+    A SIGKILL during Inspect's zip write used to leave a truncated ``.eval`` ("EOCD not found")
+    that broke every later reader. Here the bytes go to ``.<name>.partial`` (not ``*.eval``, so
+    ``inspect view`` and the audit never see it), are fsynced, then renamed: a rename within a
+    directory is atomic on POSIX. The directory is fsynced too, so the rename survives a power loss.
+    """
+    partial = path.with_name(f".{path.name}.partial")
+    write_eval_log(log, str(partial), format="eval")
+    with open(partial, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(partial, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+    return path
+
+
 class RolloutRecorder:
     """Buffers rollouts and writes them as one .eval file per interval."""
 
@@ -126,7 +150,6 @@ class RolloutRecorder:
         chunk = [r for r in self.buffer if up_to_step is None or r.step <= up_to_step]
         if not chunk:
             return None
-        self.buffer = [r for r in self.buffer if not (up_to_step is None or r.step <= up_to_step)]
         first, last = min(r.step for r in chunk), max(r.step for r in chunk)
         path = self.directory / f"rollouts-step{first:06d}-{last:06d}.eval"
         suffix = 2
@@ -134,7 +157,9 @@ class RolloutRecorder:
             path = self.directory / f"rollouts-step{first:06d}-{last:06d}-{suffix}.eval"
             suffix += 1
         self.directory.mkdir(parents=True, exist_ok=True)
-        write_eval_log(build_log(chunk, self.num_generations, self.metadata), str(path))
+        write_atomically(build_log(chunk, self.num_generations, self.metadata), path)
+        # dropped only once written: a failed write keeps them for the next flush
+        self.buffer = [r for r in self.buffer if not (up_to_step is None or r.step <= up_to_step)]
         self.written.append(path)
         logger.info("wrote %d rollouts (steps %d-%d) to %s", len(chunk), first, last, path)
         return path
