@@ -2,8 +2,9 @@
 
 Contract as in ``rewards.math_rewards``: ``code_tests(completions, tests, **kwargs)`` with ``tests`` the
 dataset column (a dict or JSON text per row, see ``rewards.code_spec``); one float per completion,
-``None`` (left out by TRL, with a warning) when a row's tests are unusable. A sandbox that cannot be
-set up raises: a broken verifier must not look like a wrong answer.
+``None`` (left out by TRL, with a warning) when a row's tests are unusable (malformed, or their setup
+code fails when run). A sandbox that cannot be set up raises: a broken verifier must not look like a
+wrong answer. Nothing a completion does raises: at worst it fails its own remaining tests.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def code_tests(completions, tests, **kwargs) -> list[float | None]:
             usable.append((index, completion_text(completion), parse_test_spec(raw)))
         except InvalidTests as exc:
             logger.warning("code_tests: sample %d has unusable tests, reward is None: %s", index, exc)
-    verdicts = run_blocking(grade_code_many([(text, spec) for _, text, spec in usable]))
+    verdicts = run_blocking(grade_code_many([(text, spec) for _, text, spec in usable], skip_invalid=True))
     for (index, _, _), verdict in zip(usable, verdicts):
-        rewards[index] = verdict.fraction
+        rewards[index] = verdict.fraction if verdict is not None else None
     return rewards

@@ -15,27 +15,35 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import subprocess
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rewards import sandbox
 from rewards.code_format import MAX_CODE_CHARS, extract_code
-from rewards.code_spec import IOCase, TestSpec, outputs_match, parse_test_spec
+from rewards.code_spec import InvalidTests, IOCase, TestSpec, outputs_match, parse_test_spec
 from rewards.sandbox import SandboxLimits
 from rewards.sandbox_programs import source
 from rewards.verdict import Reason, TestOutcome, Verdict
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_CONCURRENCY = max(2, 2 * (os.cpu_count() or 1))  # sandboxes mostly wait on each other: 2 per core
 JUDGE_GRACE_S = 2.0  # the judge outlives the solution's wall limit by this much to report the timeout
 
 
 class JudgeError(RuntimeError):
-    """The trusted judge itself failed (a bug or a broken test file), so no verdict can be trusted."""
+    """The trusted judge itself failed (a bug, or tests too slow on their own), so no verdict can be trusted.
+
+    Never raised for something the solution did: a judge that dies or overruns while it handles the
+    solution's data fails that completion's remaining tests instead (see ``_run_function_tests``).
+    """
 
 
 def _concurrency_from_env() -> int:
@@ -127,26 +135,62 @@ async def _run_function_tests(code: str, spec: TestSpec, limits: SandboxLimits) 
         if len(boxes) < 2:
             for box in boxes:
                 await box.reap()
+    stdout, stderr = bytearray(), bytearray()
+    returncode: int | None = None
+    timed_out = over = False
     try:
         started = await asyncio.gather(solution.read_info(limits.wall_s), judge.read_info(limits.wall_s))
         if not all(started):
             raise sandbox.SandboxError("bubblewrap did not start the solution or the judge sandbox")
-        cap = 4096 * (len(spec.tests) + 1)
-        collected = asyncio.gather(sandbox.drain(judge.process.stdout, cap), sandbox.drain(judge.process.stderr, 65536))
+        # Each judge line is at most 2048 bytes (judge.MAX_LINE): a verdict and a solution_data mark per test.
+        reading = asyncio.gather(
+            _collect(judge.process.stdout, stdout, 4096 * (len(spec.tests) + 2)),
+            _collect(judge.process.stderr, stderr, 65536),
+        )
         try:
-            (stdout, over), (stderr, _) = await asyncio.wait_for(collected, limits.wall_s + JUDGE_GRACE_S)
+            over, _ = await asyncio.wait_for(reading, limits.wall_s + JUDGE_GRACE_S)
             returncode = await asyncio.wait_for(judge.process.wait(), JUDGE_GRACE_S)
-        except asyncio.TimeoutError as exc:
-            raise JudgeError(f"the judge did not finish within {limits.wall_s + JUDGE_GRACE_S:g} s") from exc
+        except asyncio.TimeoutError:
+            timed_out = True
         solution_status = solution.process.returncode  # set only if it died before the judge was done
     finally:
         await asyncio.gather(solution.reap(), judge.reap())
-    if over or returncode != 0:
-        raise JudgeError(f"the judge failed (exit {returncode}): {stderr.decode(errors='replace')[-2000:]}")
-    outcomes, flags = _count_verdicts(stdout.decode(errors="replace"), len(spec.tests))
+    report = _read_report(stdout.decode(errors="replace"), len(spec.tests))
+    if report.setup_error is not None:
+        raise InvalidTests(f"the tests' own setup code failed in the judge: {report.setup_error}")
+    outcomes, flags = report.outcomes, report.limits
+    if timed_out or over or returncode != 0 or not report.done:
+        failure = (
+            f"the judge did not finish within {limits.wall_s + JUDGE_GRACE_S:g} s"
+            if timed_out
+            else f"the judge failed (exit {returncode}{', output over its cap' if over else ''})"
+        )
+        stopped_at = next((o.index for o in outcomes if o.message == _NO_VERDICT), len(outcomes))
+        if stopped_at not in report.solution_data:
+            raise JudgeError(f"{failure}: {stderr.decode(errors='replace')[-2000:]}")
+        # The judge was handling this solution's data when it stopped: the solution's doing, so its
+        # remaining tests fail (the honest fraction stays) and the batch goes on.
+        logger.warning("%s handling a solution's answer (test %d); its remaining tests fail", failure, stopped_at)
+        message = f"{failure} while handling the solution's answer"
+        outcomes = [o if o.index < stopped_at else TestOutcome(o.index, False, message) for o in outcomes]
+        flags.append("timeout" if timed_out else "judge stopped")
     if solution_status is not None and solution_status > 128:
         flags.append(_signal_flag(solution_status - 128))
     return outcomes, flags
+
+
+async def _collect(stream: asyncio.StreamReader | None, sink: bytearray, cap: int) -> bool:
+    """Read ``stream`` to EOF into ``sink``, keeping at most ``cap`` bytes; True when there was more.
+
+    Reads on past the cap (the writer must never block on a full pipe) and fills ``sink`` as it goes,
+    so a caller that cancels it on a deadline still has what arrived.
+    """
+    over = False
+    while stream is not None and (chunk := await stream.read(65536)):
+        room = cap - len(sink)
+        over |= len(chunk) > room
+        sink += chunk[: max(room, 0)]
+    return over
 
 
 def _signal_flag(number: int) -> str:
@@ -156,23 +200,43 @@ def _signal_flag(number: int) -> str:
     return names.get(number, f"killed by signal {number}")
 
 
-def _count_verdicts(lines: str, total: int) -> tuple[list[TestOutcome], list[str]]:
+_NO_VERDICT = "no verdict from the judge"
+
+
+@dataclass
+class _JudgeReport:
+    outcomes: list[TestOutcome]
+    limits: list[str]  # "timeout" / "memory", from the judge's own field
+    solution_data: set[int]  # tests during which the judge had started reading from the solution
+    setup_error: str | None
+    done: bool
+
+
+def _read_report(lines: str, total: int) -> _JudgeReport:
     """One outcome per test; a test with no (or a garbled) verdict line fails: fail closed. Also the
-    limits the judge reported (its own field, not text the solution could have written)."""
+    limits the judge reported (its own field, not text the solution could have written) and its marks."""
     seen: dict[int, TestOutcome] = {}
-    limits: list[str] = []
+    report = _JudgeReport([], [], set(), None, False)
     for line in lines.splitlines():
         try:
             record = json.loads(line)
-            index, passed, message = record["test"], record["passed"], record["message"]
-        except (ValueError, KeyError, TypeError):
+        except ValueError:
             continue
-        if isinstance(index, int) and 0 <= index < total and isinstance(passed, bool) and index not in seen:
+        if not isinstance(record, dict):
+            continue
+        index, passed, message = record.get("test"), record.get("passed"), record.get("message")
+        if isinstance(record.get("solution_data"), int):
+            report.solution_data.add(record["solution_data"])
+        elif record.get("setup_error") is True:
+            report.setup_error = str(message)
+        elif record.get("done") is True:
+            report.done = True
+        elif isinstance(index, int) and 0 <= index < total and isinstance(passed, bool) and index not in seen:
             seen[index] = TestOutcome(index, passed, "" if passed else str(message))
             if record.get("limit") in ("timeout", "memory"):
-                limits.append(record["limit"])
-    outcomes = [seen.get(index, TestOutcome(index, False, "no verdict from the judge")) for index in range(total)]
-    return outcomes, limits
+                report.limits.append(record["limit"])
+    report.outcomes = [seen.get(index, TestOutcome(index, False, _NO_VERDICT)) for index in range(total)]
+    return report
 
 
 async def _run_io_cases(
@@ -202,9 +266,25 @@ async def _run_io_cases(
     return outcomes, flags
 
 
-async def grade_code_many(items: Iterable[tuple[str, Any]], limits: SandboxLimits | None = None) -> list[Verdict]:
-    """Grade ``(completion, tests)`` pairs concurrently (bounded by VERIGRPO_CODE_CONCURRENCY)."""
-    return list(await asyncio.gather(*(grade_code(completion, tests, limits) for completion, tests in items)))
+async def grade_code_many(
+    items: Iterable[tuple[str, Any]], limits: SandboxLimits | None = None, *, skip_invalid: bool = False
+) -> list[Verdict | None]:
+    """Grade ``(completion, tests)`` pairs concurrently (bounded by VERIGRPO_CODE_CONCURRENCY).
+
+    ``skip_invalid``: a pair whose tests turn out unusable (``InvalidTests``, e.g. their setup code fails
+    in the judge) gives None, logged, instead of raising for the whole batch. Other errors still raise.
+    """
+
+    async def one(completion: str, tests: Any) -> Verdict | None:
+        try:
+            return await grade_code(completion, tests, limits)
+        except InvalidTests as exc:
+            if not skip_invalid:
+                raise
+            logger.warning("unusable tests, not graded: %s", exc)
+            return None
+
+    return list(await asyncio.gather(*(one(completion, tests) for completion, tests in items)))
 
 
 def run_blocking(coroutine):

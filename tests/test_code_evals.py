@@ -93,6 +93,21 @@ def test_unusable_tests_are_unscored_not_wrong(tmp_path, mock_model):
     assert score.reason == "invalid_tests" and "exactly one of" in score.explanation
 
 
+def test_an_eval_with_hostile_completions_scores_every_other_sample(tmp_path, mock_model):
+    """Answers that once made the judge fail (issue #12) fail their own tests; the eval still succeeds."""
+    from test_code_hacks import BATCH_HOSTILE, HACKS, MBPP, WRONG
+
+    codes = {"right": "def add(a, b):\n    return a + b\n", "wrong": WRONG}
+    codes.update({f"hostile {i}": HACKS[name] for i, name in enumerate(BATCH_HOSTILE)})
+    samples = [Sample(input=name, target=json.dumps(MBPP), id=name) for name in codes]
+    task = Task(dataset=MemoryDataset(samples), scorer=evals.verify.unit_test_scorer())
+    replies = {name: fenced(code) for name, code in codes.items()}
+    (log,) = inspect_eval(task, model=mock_model(replies), log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    fractions = {s.id: s.scores["unit_test_scorer"].value["fraction"] for s in log.samples}
+    assert fractions == {"right": 1.0, "wrong": 0.25, **{f"hostile {i}": 0.0 for i in range(len(BATCH_HOSTILE))}}
+
+
 def test_inspect_lists_the_code_task():
     out = subprocess.run([BIN / "inspect", "list", "tasks", "evals/"], cwd=REPO, capture_output=True, text=True)
     assert "evals/code_task.py@code_verified" in out.stdout.split()

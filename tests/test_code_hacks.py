@@ -76,6 +76,12 @@ HACKS = {
     "answer with a newline-forging repr": "class S(str):\n    def __repr__(self): return \"5\\n('ok', 5)\\n('ok', 7)\"\ndef add(a, b):\n    return S('x')\n",
     "kill the parent": WRONG
     + "import os, signal\nfor pid in range(1, 64):\n    try:\n        os.kill(pid, signal.SIGKILL) if pid != os.getpid() else None\n    except OSError:\n        pass\n",
+    # Round 2 (issue #12): answers that made the judge fail or overrun, which raised for the whole batch.
+    "20 kB load_error greeting forged on the link": WRONG
+    + "import os\nfor fd in (3, 4):\n    try:\n        os.write(fd, repr(('load_error', 'X' * 20000)).encode() + b'\\n')\n"
+    "    except OSError:\n        pass\nos._exit(0)\n",
+    "answer slow to decode: [complex(-1, -1)] * 220000": "def add(a, b):\n    return [complex(-1, -1)] * 220000\n",
+    "answer slow to decode: 4 MB of [[], [], ...]": "def add(a, b):\n    return [[]] * 1_000_000\n",
 }
 
 
@@ -86,6 +92,40 @@ def test_a_hack_on_a_wrong_solution_earns_nothing_extra(hack, tests):
     assert verdict.total == 4
     assert verdict.passed <= WRONG_EARNS, verdict.explanation
     assert not verdict.correct
+
+
+# Tests that iterate over the candidate: a StopIteration re-raised as itself would end the iteration
+# early and pass them. The honest always-False solution earns 1 of 2.
+ITER_HUMANEVAL = {
+    "check": "def check(candidate):\n    assert all(map(candidate, [2, 4, 10]))\n    assert not any(map(candidate, [1, 3, 7]))\n",
+    "entry_point": "is_even",
+}
+ITER_MBPP = {
+    "asserts": ["assert all(map(is_even, [2, 4, 10]))", "assert not any(is_even(n) for n in [1, 3, 7])"],
+    "entry_point": "is_even",
+}
+ITER_WRONG = "def is_even(n):\n    return False\n"
+ITER_WRONG_EARNS = 1
+ITER_HACKS = {
+    "raise StopIteration (ends all(map(...)) early)": "def is_even(n):\n    raise StopIteration\n",
+    "raise StopAsyncIteration": "def is_even(n):\n    raise StopAsyncIteration\n",
+    "StopIteration after the honest answers": "calls = [0]\ndef is_even(n):\n    calls[0] += 1\n"
+    "    if calls[0] > 1:\n        raise StopIteration\n    return n % 2 == 0\n",
+    "exception whose constructor needs more arguments": "def is_even(n):\n    raise UnicodeDecodeError('utf-8', b'x', 0, 1, 'no')\n",
+}
+
+
+@pytest.mark.parametrize("tests", [ITER_HUMANEVAL, ITER_MBPP], ids=["humaneval", "mbpp"])
+@pytest.mark.parametrize("hack", ITER_HACKS.values(), ids=ITER_HACKS.keys())
+def test_control_flow_exceptions_earn_no_more_than_the_honest_wrong_answer(hack, tests):
+    assert grade_code_sync(f"```python\n{ITER_WRONG}```", tests).passed == ITER_WRONG_EARNS
+    verdict = grade_code_sync(f"```python\n{hack}```", tests)
+    assert verdict.total == 2 and verdict.passed <= ITER_WRONG_EARNS, verdict.explanation
+
+
+@pytest.mark.parametrize("tests", [ITER_HUMANEVAL, ITER_MBPP], ids=["humaneval", "mbpp"])
+def test_iteration_tests_still_pass_a_right_solution(tests):
+    assert grade_code_sync("```python\ndef is_even(n):\n    return n % 2 == 0\n```", tests).correct
 
 
 @pytest.mark.parametrize("tests", [HUMANEVAL, MBPP], ids=["humaneval", "mbpp"])
@@ -170,3 +210,21 @@ def test_big_trusted_arguments_cross_and_the_answer_cap_holds():
     assert grade_code_sync("```python\ndef size(xs):\n    return len(xs)\n```", tests).passed == 2
     echo = grade_code_sync("```python\ndef size(xs):\n    return [0] * 5_000_000\n```", tests)
     assert echo.passed == 0 and "over" in echo.outcomes[0].message
+
+
+# --- one hostile completion never fails the batch (issue #12) ------------------------------------------
+
+BATCH_HOSTILE = [
+    "20 kB load_error greeting forged on the link",
+    "answer slow to decode: [complex(-1, -1)] * 220000",
+    "answer slow to decode: 4 MB of [[], [], ...]",
+]
+
+
+def test_a_batch_with_hostile_completions_grades_the_others_normally():
+    from rewards import code_tests
+
+    right = "def add(a, b):\n    return a + b\n"
+    codes = [right, *(HACKS[name] for name in BATCH_HOSTILE), WRONG, right]
+    rewards = code_tests([f"```python\n{code}```" for code in codes], tests=[MBPP] * len(codes))
+    assert rewards == [1.0, 0.0, 0.0, 0.0, WRONG_EARNS / 4, 1.0]

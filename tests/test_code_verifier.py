@@ -17,8 +17,9 @@ from rewards import (
     sandbox,
 )
 from rewards.code_format import build_code_prompt, tamper_markers
+from rewards.code_rewards import code_tests
 from rewards.code_spec import outputs_match
-from rewards.code_verifier import grade_code_many
+from rewards.code_verifier import JudgeError, grade_code_many
 
 # --- extraction: (completion, expected code) ----------------------------------------------------------
 EXTRACTION = [
@@ -290,3 +291,51 @@ def test_limit_flags_come_from_the_machinery_not_from_model_text(code, limits, p
     assert verdict.passed == 0
     assert all(flag in flags for flag in present), verdict.explanation
     assert not any(flag in flags for flag in absent), verdict.explanation
+
+
+# --- who is to blame when the judge stops: the solution (its tests fail) or the tests (an error) -------
+
+PRIMES = {
+    "setup": "def is_prime(n):\n    return n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1))",
+    "asserts": [
+        "assert primes(2) == [2, 3]",
+        "assert all(is_prime(p) for p in primes(3))",
+        "assert primes(1) == [2]",
+    ],
+    "entry_point": "primes",
+}
+# Right on the first test; then numbers whose trusted primality check takes far longer than any limit.
+SLOW_TO_CHECK = "def primes(n):\n    return [2, 3] if n == 2 else [2 ** 61 - 1] * 1000\n"
+
+
+@pytest.mark.usefixtures("needs_sandbox")
+@pytest.mark.parametrize(
+    "limits, failure",
+    [
+        (sandbox.SandboxLimits(wall_s=1.5), "did not finish"),  # killed by the host's wait
+        (sandbox.SandboxLimits(wall_s=4, cpu_s=1), "judge failed (exit 137)"),  # killed by its own RLIMIT_CPU
+    ],
+    ids=["overrun", "killed"],
+)
+def test_a_judge_stopped_by_the_solutions_answer_fails_only_that_completions_remaining_tests(limits, failure):
+    verdict = grade_code_sync(f"```python\n{SLOW_TO_CHECK}```", PRIMES, limits)
+    assert (verdict.passed, verdict.total) == (1, 3), verdict.explanation
+    assert [o.passed for o in verdict.outcomes] == [True, False, False]
+    assert all(failure in o.message and "solution's answer" in o.message for o in verdict.outcomes[1:])
+
+
+@pytest.mark.usefixtures("needs_sandbox")
+def test_a_judge_that_hangs_on_its_own_is_an_error_not_a_score():
+    """The second test loops before it ever calls the solution: no solution could cause that."""
+    tests = {"asserts": ["assert f(1) == 1", "assert any(iter(int, 1)) or f(1) == 1"], "entry_point": "f"}
+    with pytest.raises(JudgeError, match="did not finish"):
+        grade_code_sync("```python\ndef f(x):\n    return 2\n```", tests, sandbox.SandboxLimits(wall_s=1))
+
+
+@pytest.mark.usefixtures("needs_sandbox")
+def test_setup_code_that_fails_in_the_judge_makes_the_tests_unusable():
+    broken = {"asserts": ["assert f(1) == 1"], "setup": "import no_such_module_anywhere", "entry_point": "f"}
+    with pytest.raises(InvalidTests, match="setup code failed.*no_such_module_anywhere"):
+        grade_code_sync("```python\ndef f(x):\n    return x\n```", broken)
+    right = "```python\ndef total(xs):\n    return sum(xs)\n```"
+    assert code_tests([right, right], tests=[broken, MBPP]) == [None, 1.0]
