@@ -9,8 +9,10 @@ name, so a task says ``sandbox="bwrap"``.
 
 Differences from Inspect's docker provider: no images or services (the sandbox sees the host's
 ``/usr``, read-only); ``user`` must be None; a timed-out command is not retried (it would time out
-again); only ``/work`` persists between calls. ``/work`` lives in the host's ``/tmp`` with a 1 GiB
-cap per file but no cap on its total size (that would need a filesystem per sample).
+again); only ``/work`` persists between calls. The root and ``/dev`` (``/dev/shm`` included) are
+read-only, so ``/work`` and the private ``/tmp`` (512 MiB) are the only writable places; POSIX shared
+memory and semaphores (``multiprocessing`` pools) do not work. ``/work`` lives in the host's ``/tmp``
+with a 1 GiB cap per file but no cap on its total size (that would need a filesystem per sample).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Run untrusted programs under bubblewrap, hardened as ``../shared/notes/sandbox.md`` measured.
 
 Every run: an unprivileged host uid (65534 when we are root), all namespaces (no network, own pid
-tree with the program as pid 1, no nested user namespaces), read-only ``/usr``, a size-capped private
-``/tmp``, an empty environment for bwrap *and* the program, files injected from memory
+tree with the program as pid 1, no nested user namespaces), a read-only root, ``/dev`` and ``/usr``,
+a size-capped private ``/tmp`` (the only writable place, with the provider's ``/work``), an empty environment for bwrap *and* the program, files injected from memory
 (``--ro-bind-data``; nothing is written to the host disk), a seccomp denylist, rlimits set by
 ``prlimit`` inside, a wall-clock limit and a host-side output cap. The kill path SIGKILLs the
 namespace's init through a pidfd (which takes every process inside with it) and waits for bwrap to
@@ -232,6 +232,12 @@ def bwrap_command(
         cmd += ["--bind", workdir, "/work"]
     for path, fd in file_fds.items():
         cmd += ["--ro-bind-data", str(fd), path]
+    # Last, once everything is mounted: bwrap's root and /dev are tmpfs in host memory with no size cap
+    # (a solution wrote 200 MiB to /fill*). Read-only, they leave /tmp (and /work) the only writable
+    # places; a remount is not recursive, so those mounts stay writable. /dev/null and the other device
+    # nodes stay writable (a read-only mount does not stop writes to devices); /dev/shm does not, so
+    # POSIX shared memory and semaphores (multiprocessing locks and pools) are unavailable inside.
+    cmd += ["--remount-ro", "/dev", "--remount-ro", "/"]
     cmd += ["--chdir", cwd, "--clearenv"]
     for key, value in {**ENVIRONMENT, **(env or {})}.items():
         cmd += ["--setenv", key, value]

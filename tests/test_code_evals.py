@@ -220,6 +220,23 @@ def test_provider_errors_follow_inspects_contract():
     run_provider(scenario)
 
 
+def test_provider_can_write_only_work_and_tmp():
+    """/work is the sample's scratch and /tmp the capped per-exec one; / and /dev are read-only (issue #12)."""
+    probe = (
+        "import json\nresult = {}\n"
+        "for path in ('/work/f', '/tmp/f', '/f', '/dev/f', '/dev/shm/f', '/usr/f'):\n"
+        "    try:\n        open(path, 'wb').write(b'x' * 1000)\n        result[path] = 'written'\n"
+        "    except OSError as exc:\n        result[path] = exc.strerror\n"
+        "print(json.dumps(result))"
+    )
+
+    async def scenario(box):
+        return json.loads((await box.exec(["python3", "-c", probe])).stdout)
+
+    result = run_provider(scenario)
+    assert {path for path, outcome in result.items() if outcome == "written"} == {"/work/f", "/tmp/f"}, result
+
+
 def test_provider_file_api_cannot_be_turned_on_the_host():
     """A symlink planted in /work resolves inside the sandbox, where host files do not exist."""
 

@@ -2,6 +2,7 @@
 inside the sandbox, the call must return within its limit, and no process of the sandbox user may remain
 (checked by the ``needs_sandbox`` fixture after every test)."""
 
+import json
 import os
 import time
 
@@ -48,6 +49,13 @@ ESCAPES = {
     "mount": "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nassert libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) != 0\nraise PermissionError('mount')",
     "ptrace": "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nassert libc.ptrace(16, 1, 0, 0) != 0\nraise PermissionError('ptrace')",
     "write /usr": "open('/usr/pwned', 'w').write('x')\nprint('ESCAPED')",
+    "write /": "open('/pwned', 'w').write('x')\nprint('ESCAPED')",
+    "write /dev/shm": "open('/dev/shm/pwned', 'w').write('x')\nprint('ESCAPED')",
+    "remount / read-write": (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "assert libc.mount(None, b'/', None, 0x20 | 0x1000 , None) != 0\n"  # MS_REMOUNT | MS_BIND
+        "open('/pwned', 'w').write('x')\nprint('ESCAPED')"
+    ),
     "setuid root": "import os\nos.setuid(0)\nprint('ESCAPED')",
 }
 
@@ -105,6 +113,49 @@ def test_the_command_line_has_the_hardening():
         assert flag in command
     assert command[command.index("--cap-drop") + 1] == "ALL"
     assert "/usr/bin/prlimit" in command
+
+
+# Tries every directory it can see (and new ones at /), filling each with up to 16 MiB in 1 MiB writes
+# (files of at most RLIMIT_FSIZE), keeps what stuck and reports where and how much.
+FILL_EVERYWHERE = """
+import json, os
+places, stored = {}, 0
+dirs = ['/newdir']
+for root, subdirs, _ in os.walk('/'):
+    if root.startswith(('/proc', '/sys')):
+        subdirs[:] = []
+        continue
+    dirs.append(root)
+for directory in dirs:
+    written = 0
+    try:
+        os.makedirs(directory, exist_ok=True)
+        for number in range(16):
+            with open(os.path.join(directory, f'fill{number}'), 'wb') as handle:
+                for _ in range(4):
+                    written += handle.write(b'x' * (1 << 20))
+                    handle.flush()
+    except OSError:
+        pass
+    for number in range(16):
+        try:
+            written_file = os.path.getsize(os.path.join(directory, f'fill{number}'))
+        except OSError:
+            continue
+        places[directory] = places.get(directory, 0) + written_file
+print(json.dumps(places))
+"""
+
+
+def test_only_the_capped_scratch_is_writable():
+    """Whatever a program writes lives in host memory (tmpfs): only /tmp may take any, at most its cap.
+
+    Before the root was read-only, bwrap's root tmpfs and /dev took any amount (200 MiB measured)."""
+    result = run_python(FILL_EVERYWHERE, SandboxLimits(wall_s=10, cpu_s=10, file_size_mb=4, tmp_size_mb=8))
+    assert result.returncode == 0, result.stderr[-500:]
+    places = json.loads(result.stdout)
+    assert set(places) == {"/tmp"}, places
+    assert 4 << 20 <= places["/tmp"] <= 8 << 20
 
 
 # --- resource attacks: (code, what must be true of the result, seconds the call may take) --------------
