@@ -9,19 +9,28 @@ Extraction policy (``extract_answer``):
 Completion contains                           Result
 ============================================  ==============================================
 one ``ANSWER: <value>`` line                  ``<value>`` (``$``, trailing ``.`` and ``**`` stripped)
-an ``ANSWER:`` line holding ``\boxed{v}``     ``v``
+an ``ANSWER:`` line holding only ``\boxed{v}``  ``v``
+an ``ANSWER:`` line with a box and other      the whole line (``\boxed{4} (or maybe 5)``), which
+text                                          the verifier then rejects
 one ``\boxed{v}`` (nested braces fine)        ``v``
 several ANSWER lines / boxes, all the same    that value (restating an answer is fine)
-several that differ (``ANSWER: 3`` then       ``None``, reason ``hedged``: no "best" one is
-``ANSWER: 4``, two different boxes, a box     picked, or RL learns to list candidates
-and an ANSWER line that disagree)
-an unclosed ``\boxed{`` (truncated output)    ignored
+several that differ (``ANSWER: 3`` then       ``None``, reason ``hedged``; ``grade`` still pays
+``ANSWER: 4``, two different boxes, a box     when every one of them verifies equal to the
+and an ANSWER line that disagree)             reference (``4`` and ``4.0``): no "best" one is picked
+text after the last answer that may revise    ``None``, reason ``hedged`` ("Wait, that's wrong,
+it (a digit, ``=``, a box, or words like      it is 5."); closing prose without them ("I hope
+wait / wrong / actually / but / or / not)     it is correct.") is fine
+an unclosed ``\boxed{`` (truncated output)    not an answer (and, after a closed one, a revision)
 neither                                       ``None``, reason ``no_answer``
 only numbers in prose ("so we get 7")         ``None``: there is **no** last-number fallback
 ============================================  ==============================================
 
 "Same" means identical after collapsing whitespace; semantic equality is the verifier's job.
 ``ANSWER`` is matched case-insensitively at the start of a line (``Final answer:`` too).
+
+Reasoning models (``think``, a frozen setting shared by reward and scorer and recorded with the
+verifier fingerprint): ``"none"`` reads the whole completion; ``"after_last_close"`` reads only
+what follows the last ``</think>``, and a completion without one has no answer.
 """
 
 from __future__ import annotations
@@ -67,6 +76,12 @@ def build_messages(question: str, num_shots: int = 0) -> list[dict[str, str]]:
     return messages
 
 
+THINK_NONE = "none"
+THINK_AFTER_LAST_CLOSE = "after_last_close"
+THINK_MODES = (THINK_NONE, THINK_AFTER_LAST_CLOSE)
+_THINK_CLOSE = "</think>"
+
+
 @dataclass(frozen=True)
 class FinalAnswer:
     """What extraction found: the answer (or None) and why."""
@@ -74,13 +89,20 @@ class FinalAnswer:
     answer: str | None
     reason: Reason  # CORRECT here only means "found"; NO_ANSWER or HEDGED otherwise
     statements: tuple[str, ...]  # every final-answer statement found, in order
+    detail: str = ""  # why there is no single answer, for the Verdict's explanation
 
 
-_ANSWER_LINE = re.compile(
-    r"^[ \t>#*_]*(?:final[ \t]+)?answer[ \t]*[*_]*[ \t]*:[ \t]*(?P<value>.*?)[ \t]*$",
-    re.IGNORECASE | re.MULTILINE,
-)
+# Linear by construction: one character class between "answer" and ":" (no two adjacent
+# quantifiers that can trade characters), and the value is the rest of the line.
+_ANSWER_LINE = re.compile(r"^[ \t>#*_]*(?:final[ \t]+)?answer[ \t*_]*:(?P<value>[^\n]*)", re.IGNORECASE | re.MULTILINE)
 _BOX_OPEN = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
+# Text after the last final answer may close the reply ("I hope it is correct."), never revise it.
+_REVISION = re.compile(
+    r"\d|=|\\boxed|\\fbox|\banswer\b|\b(?:wait|wrong|mistake|incorrect|actually|instead|correct(?:ion|ed)|oops"
+    r"|hmm|no|not|recheck|reconsider|redo|let me|but|however|alternatively|maybe|perhaps|or|rather|sorry)\b",
+    re.IGNORECASE,
+)
+_OUTSIDE_BOX_OK = re.compile(r"^[\s$.*_]*$")
 
 
 def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
@@ -111,6 +133,17 @@ def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+def boxed_contents(text: str) -> tuple[list[str], str]:
+    """The contents of the outermost boxes in ``text`` and the text outside them (for ``is_correct``)."""
+    spans = _boxed_spans(text)
+    pieces, last = [], 0
+    for start, end, _ in spans:
+        pieces.append(text[last:start])
+        last = end
+    pieces.append(text[last:])
+    return [content for _, _, content in spans], "".join(pieces)
+
+
 def _clean(value: str) -> str:
     value = " ".join(value.split())
     value = value.strip("*_ ")
@@ -123,34 +156,65 @@ def _clean(value: str) -> str:
     return value
 
 
-def find_final_answer(text: str) -> FinalAnswer:
-    """Every final-answer statement in ``text``, and the single answer they agree on (if any)."""
+def answer_region(text: str, think: str = THINK_NONE) -> str | None:
+    """The part of a completion that may hold the final answer under the ``think`` setting.
+
+    ``none``: the whole completion. ``after_last_close``: only what follows the last ``</think>``
+    (reasoning models write tentative boxes while thinking); no closing tag means the model never
+    finished thinking, so there is no answer (None).
+    """
+    if think == THINK_NONE:
+        return text
+    if think == THINK_AFTER_LAST_CLOSE:
+        close = text.rfind(_THINK_CLOSE)
+        return None if close < 0 else text[close + len(_THINK_CLOSE) :]
+    raise ValueError(f"think must be one of {THINK_MODES}, got {think!r}")
+
+
+def find_final_answer(text: str, think: str = THINK_NONE) -> FinalAnswer:
+    """Every final-answer statement in ``text``, and the single answer they agree on (if any).
+
+    Linear in ``len(text)``: two regex scans without nested quantifiers and one brace pass.
+    """
     if not isinstance(text, str):
         raise TypeError(f"completion must be str, got {type(text).__name__}")
-    statements: list[tuple[int, str]] = []
+    region = answer_region(text, think)
+    if region is None:
+        return FinalAnswer(None, Reason.NO_ANSWER, (), "no closing </think> tag")
+    statements: list[tuple[int, int, str]] = []  # (start, end, value)
     answer_line_spans = []
-    for line in _ANSWER_LINE.finditer(text):
+    for line in _ANSWER_LINE.finditer(region):
         value = line.group("value")
         answer_line_spans.append((line.start(), line.end()))
         boxes = _boxed_spans(value)
-        if boxes:
-            statements.extend((line.start(), _clean(content)) for _, _, content in boxes)
-        else:
-            statements.append((line.start(), _clean(value)))
-    for start, _, content in _boxed_spans(text):
+        outside = "".join(
+            value[last:start]
+            for last, start in zip([0] + [e for _, e, _ in boxes], [s for s, _, _ in boxes] + [len(value)])
+        )
+        if boxes and _OUTSIDE_BOX_OK.match(outside):
+            statements.extend((line.start(), line.end(), _clean(content)) for _, _, content in boxes)
+        else:  # "\boxed{4} (or maybe 5)": the whole line is the statement, and the verifier reads all of it
+            statements.append((line.start(), line.end(), _clean(value)))
+    for start, end, content in _boxed_spans(region):
         if not any(lo <= start < hi for lo, hi in answer_line_spans):
-            statements.append((start, _clean(content)))
+            statements.append((start, end, _clean(content)))
     statements.sort()
-    values = tuple(value for _, value in statements if value)
+    values = tuple(value for _, _, value in statements if value)
     distinct = set(values)
     if not distinct:
-        return FinalAnswer(None, Reason.NO_ANSWER, values)
+        return FinalAnswer(None, Reason.NO_ANSWER, values, "no ANSWER: line or \\boxed{}")
+    last_end = max(end for _, end, value in statements if value)
+    tail = region[last_end:].strip()
+    if tail and (len(tail) > 300 or _REVISION.search(tail)):
+        shown = tail if len(tail) <= 60 else tail[:57] + "..."
+        return FinalAnswer(None, Reason.HEDGED, values, f"text after the final answer may revise it: {shown!r}")
     if len(distinct) > 1:
-        return FinalAnswer(None, Reason.HEDGED, values)
+        shown = ", ".join(repr(v) for v in values[:4])
+        return FinalAnswer(None, Reason.HEDGED, values, f"several different final answers: {shown}")
     return FinalAnswer(values[0], Reason.CORRECT, values)
 
 
-def extract_answer(text: str) -> str | None:
+def extract_answer(text: str, think: str = THINK_NONE) -> str | None:
     r"""The single final answer stated in ``text``, or None (see the module docstring for the policy).
 
     >>> extract_answer("2 + 1 = 3\nANSWER: 3")
@@ -162,4 +226,4 @@ def extract_answer(text: str) -> str | None:
     >>> extract_answer("The answer is 7") is None
     True
     """
-    return find_final_answer(text).answer
+    return find_final_answer(text, think).answer

@@ -10,16 +10,18 @@ a reference that cannot be read raises ``InvalidReference`` (a dataset bug, not 
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
 from rewards import structure
-from rewards.answer_format import find_final_answer
+from rewards.answer_format import THINK_NONE, boxed_contents, find_final_answer
 from rewards.exact_numbers import ExactNumber, NumberTooLarge, parse_number
 from rewards.structure import Chain, Collection, Leaf, Matrix
 from rewards.verdict import Reason, Verdict
-from rewards.worker_pool import get_pool
+from rewards.worker_pool import Budget, get_pool
 
 MAX_CANDIDATE_CHARS = structure.MAX_LENGTH
 _INFINITY = re.compile(r"^([-+]?)\s*(?:\\infty|\\inf|infinity|oo|inf)$", re.IGNORECASE)
@@ -105,7 +107,36 @@ def _numbers_equal(candidate: ExactNumber, reference: ExactNumber) -> bool:
     return False
 
 
-def _compare_leaf(candidate: Leaf, reference: Leaf) -> None:
+_SYMBOLIC_CACHE_SIZE = 65536
+_symbolic_cache: OrderedDict[tuple, tuple[str, str, float]] = OrderedDict()
+_symbolic_cache_lock = threading.Lock()
+
+
+def _symbolic(candidate: str, reference: str, places: int | None, budget: Budget) -> tuple[str, str]:
+    """``rewards.symbolic.compare`` in a worker, memoized: a GRPO group repeats the same answers.
+
+    Verdicts are deterministic, so a cached one is the same verdict; a ``timeout`` is reused only
+    for a call whose CPU budget is no larger than the one that ran out.
+    """
+    if _SYMBOLIC_CACHE_SIZE == 0:
+        return get_pool().compare(candidate, reference, places, budget)
+    key = (candidate, reference, places)
+    with _symbolic_cache_lock:
+        hit = _symbolic_cache.get(key)
+        if hit is not None:
+            _symbolic_cache.move_to_end(key)
+    if hit is not None and (hit[0] != "timeout" or budget.cpu_left <= hit[2]):
+        return hit[0], hit[1]
+    cpu_given = budget.cpu_left
+    status, detail = get_pool().compare(candidate, reference, places, budget)
+    with _symbolic_cache_lock:
+        _symbolic_cache[key] = (status, detail, cpu_given)
+        if len(_symbolic_cache) > _SYMBOLIC_CACHE_SIZE:
+            _symbolic_cache.popitem(last=False)
+    return status, detail
+
+
+def _compare_leaf(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
     """Return if equal; raise _CandidateFailed(MISMATCH/UNPARSEABLE/TOO_COMPLEX) otherwise."""
     ref_q = structure.split_quantity(reference.text)
     cand_q = structure.split_quantity(candidate.text)
@@ -128,7 +159,7 @@ def _compare_leaf(candidate: Leaf, reference: Leaf) -> None:
             return
         raise _CandidateFailed(Reason.MISMATCH, f"got {candidate.text!r}, want {reference.text!r}")
     places = ref_num.decimal_places if ref_num is not None else None
-    status, detail = get_pool().compare(cand_q.core, ref_q.core, places)
+    status, detail = _symbolic(cand_q.core, ref_q.core, places, budget)
     if status == "equal":
         return
     if status == "ref_invalid":
@@ -140,13 +171,13 @@ def _compare_leaf(candidate: Leaf, reference: Leaf) -> None:
     raise _CandidateFailed(Reason.TOO_COMPLEX, f"{candidate.text!r}: {detail}")
 
 
-def _compare(candidate, reference) -> None:
+def _compare(candidate, reference, budget: Budget) -> None:
     if isinstance(reference, Leaf):
         if isinstance(candidate, Leaf):
-            return _compare_leaf(candidate, reference)
+            return _compare_leaf(candidate, reference, budget)
         if isinstance(candidate, Chain):  # "2 + 1 = 3": every part must be the value
             for part in candidate.parts:
-                _compare(part, reference)
+                _compare(part, reference, budget)
             return
         raise _CandidateFailed(Reason.MISMATCH, "several values given where one is expected")
     if isinstance(reference, Chain):
@@ -156,7 +187,7 @@ def _compare(candidate, reference) -> None:
             raise _CandidateFailed(Reason.MISMATCH, "not a matrix of the same shape")
         for cand_row, ref_row in zip(candidate.rows, reference.rows):
             for cand_cell, ref_cell in zip(cand_row, ref_row):
-                _compare(cand_cell, ref_cell)
+                _compare(cand_cell, ref_cell, budget)
         return
     # reference is a Collection
     if not isinstance(candidate, Collection) or candidate.ordered != reference.ordered:
@@ -167,13 +198,13 @@ def _compare(candidate, reference) -> None:
         raise _CandidateFailed(Reason.MISMATCH, f"{len(candidate.items)} elements, want {len(reference.items)}")
     if reference.ordered:
         for cand_item, ref_item in zip(candidate.items, reference.items):
-            _compare(cand_item, ref_item)
+            _compare(cand_item, ref_item, budget)
         return
     unmatched = list(reference.items)
     for cand_item in candidate.items:  # equivalence is transitive, so greedy matching is exact
         for k, ref_item in enumerate(unmatched):
             try:
-                _compare(cand_item, ref_item)
+                _compare(cand_item, ref_item, budget)
             except _CandidateFailed as failure:
                 if failure.reason is Reason.TOO_COMPLEX:
                     raise
@@ -184,48 +215,71 @@ def _compare(candidate, reference) -> None:
             raise _CandidateFailed(Reason.MISMATCH, "the sets differ")
 
 
-def check(candidate: str | None, reference: str) -> _Outcome:
-    """Compare an extracted answer with the reference and say why."""
-    ref_tree = _prepare_reference(reference)
-    if candidate is None:
-        return _Outcome(False, Reason.NO_ANSWER, "no answer")
-    if not isinstance(candidate, str):
-        raise TypeError(f"candidate must be str or None, got {type(candidate).__name__}")
+MAX_RESTATEMENTS = 4  # distinct final answers grade() checks before calling them a hedge
+
+
+def _check(candidate: str, ref_tree, budget: Budget) -> _Outcome:
+    boxes, _ = boxed_contents(candidate)
+    if len(set(" ".join(b.split()) for b in boxes)) > 1:  # "\boxed{1}\boxed{0}" is two answers, not 1*0
+        return _Outcome(False, Reason.HEDGED, f"several boxed answers in {candidate!r}")
     try:
-        _compare(_prepare_candidate(candidate, ref_tree), ref_tree)
+        _compare(_prepare_candidate(candidate, ref_tree), ref_tree, budget)
     except _CandidateFailed as failure:
         return _Outcome(False, failure.reason, failure.detail)
     return _Outcome(True, Reason.CORRECT, "verified equal")
 
 
-def is_correct(candidate: str | None, reference: str) -> bool:
+def check(candidate: str | None, reference: str, deadline_s: float | None = None) -> _Outcome:
+    """Compare an extracted answer with the reference and say why.
+
+    ``deadline_s`` (default ``worker_pool.DEADLINE_S``) bounds the call's wall time; missing it
+    raises ``VerifierOverloaded``. It never changes a verdict: the candidate's budget is CPU time.
+    """
+    ref_tree = _prepare_reference(reference)
+    if candidate is None:
+        return _Outcome(False, Reason.NO_ANSWER, "no answer")
+    if not isinstance(candidate, str):
+        raise TypeError(f"candidate must be str or None, got {type(candidate).__name__}")
+    return _check(candidate, ref_tree, Budget.start(deadline_s))
+
+
+def is_correct(candidate: str | None, reference: str, deadline_s: float | None = None) -> bool:
     r"""True when ``candidate`` is mathematically the reference answer; False for anything else.
 
-    Pure and deterministic, safe in any thread or process. Raises ``InvalidReference`` when the
-    reference itself is unreadable.
+    Deterministic, safe in any thread or process. Raises ``InvalidReference`` when the reference
+    itself is unreadable, and ``VerifierError`` when the verifier cannot give a verdict in time
+    (``VerifierOverloaded``) or at all: never a False that the candidate did not earn.
 
     >>> is_correct("0.5", "1/2"), is_correct("16", "16.0"), is_correct("15", "16")
     (True, True, False)
-    >>> is_correct("1,2", "12"), is_correct("3 or 4", "4")
-    (False, False)
+    >>> is_correct("1,2", "12"), is_correct("3 or 4", "4"), is_correct(r"\boxed{1}\boxed{0}", "0")
+    (False, False, False)
     """
-    return check(candidate, reference).equal
+    return check(candidate, reference, deadline_s).equal
 
 
-def grade(completion: str, reference: str) -> Verdict:
+def grade(completion: str, reference: str, think: str = THINK_NONE, deadline_s: float | None = None) -> Verdict:
     r"""Extract the final answer from a whole completion and verify it: what rewards and scorers call.
+
+    ``think`` is the extraction setting for reasoning models (``rewards.answer_format.THINK_MODES``):
+    training and evaluation must use the same one. Several different final answers are a hedge
+    unless every one of them verifies equal to the reference (``ANSWER: 4`` then ``ANSWER: 4.0``).
 
     >>> grade("2 + 2 = 4\nANSWER: 4", "4")
     Verdict(correct=True, answer='4', reason=<Reason.CORRECT: 'correct'>, explanation='verified equal')
     >>> grade("It is 18.", "16").reason.value
     'no_answer'
     """
-    found = find_final_answer(completion)
-    if found.answer is None:
-        _prepare_reference(reference)  # a bad reference is an error even when the model gave no answer
-        if found.reason is Reason.HEDGED:
-            shown = ", ".join(repr(s) for s in found.statements[:4])
-            return Verdict(False, None, Reason.HEDGED, f"several different final answers: {shown}")
-        return Verdict(False, None, Reason.NO_ANSWER, "no ANSWER: line or \\boxed{}")
-    outcome = check(found.answer, reference)
-    return Verdict(outcome.equal, found.answer, outcome.reason, outcome.detail)
+    found = find_final_answer(completion, think)
+    ref_tree = _prepare_reference(reference)  # a bad reference is an error even when the model gave no answer
+    budget = Budget.start(deadline_s)
+    if found.answer is not None:
+        outcome = _check(found.answer, ref_tree, budget)
+        return Verdict(outcome.equal, found.answer, outcome.reason, outcome.detail)
+    if found.reason is Reason.NO_ANSWER:
+        return Verdict(False, None, Reason.NO_ANSWER, found.detail)
+    distinct = list(dict.fromkeys(found.statements))
+    if found.detail.startswith("several") and len(distinct) <= MAX_RESTATEMENTS:
+        if all(_check(value, ref_tree, budget).equal for value in distinct):
+            return Verdict(True, distinct[-1], Reason.CORRECT, f"verified equal (restated as {distinct!r})")
+    return Verdict(False, None, Reason.HEDGED, found.detail)

@@ -108,6 +108,8 @@ def normalize(text: str) -> str:
     if _HEDGE_MARKERS.search(text):
         raise Unparseable("approximate or open-ended answer (≈, ~, ..., ?)")
     text = _strip_wrappers(text)
+    if re.search(r"\\(?:boxed|fbox)\b", text):
+        raise Unparseable("a box inside an answer: the box is the answer, the rest is not")
     text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
     text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
     text = text.replace(r"\varnothing", r"\emptyset")

@@ -4,7 +4,8 @@ Parsing is done by ``latex2sympy2_extended`` (an ANTLR LaTeX grammar: no Python 
 evaluated). Before sympy computes anything, the parsed tree is checked against size and
 magnitude bounds, so ``9^{9^{9^9}}`` or ``1000000!`` are rejected instead of computed.
 This module may be slow or hang on pathological input; it is only ever called through
-``rewards.worker_pool``, which enforces a wall-clock limit by killing the process.
+``rewards.worker_pool``: ``serve`` stops a comparison after its CPU budget, and the host kills a
+worker that overruns anyway.
 """
 
 from __future__ import annotations
@@ -337,28 +338,65 @@ def _warm_up() -> None:
     parse_leaf.cache_clear()
 
 
-def serve(warm: bool = True) -> None:
-    """Worker main loop: one JSON request per stdin line, one JSON reply per stdout line."""
+class _OutOfCpu(BaseException):
+    """Raised by the CPU-time signal. A BaseException, so sympy's own ``except Exception`` cannot swallow it."""
+
+
+_armed = False
+
+
+def _on_cpu_timer(signum, frame) -> None:
+    if _armed:
+        raise _OutOfCpu
+
+
+def _compare_within(request: dict) -> tuple[str, str]:
+    """``compare`` stopped after ``request["cpu"]`` seconds of this process's CPU time.
+
+    ITIMER_PROF counts CPU time, not wall time, so a busy machine does not change the verdict.
+    The timer repeats every 20 ms until the comparison unwinds, in case one signal lands where
+    it is caught. The host kills the worker if even that fails (a long C call).
+    """
+    global _armed
+    import signal
+
+    try:
+        _armed = True
+        signal.setitimer(signal.ITIMER_PROF, max(float(request["cpu"]), 0.001), 0.02)
+        return compare(request["candidate"], request["reference"], request.get("places"))
+    except _OutOfCpu:
+        return "timeout", f"more than {float(request['cpu']):.2f}s of CPU"
+    finally:
+        _armed = False
+        signal.setitimer(signal.ITIMER_PROF, 0)
+
+
+def serve() -> None:
+    """Worker main loop: warm up, say ``ready``, then one JSON request per stdin line, one JSON reply per stdout line."""
     import json
     import resource
+    import signal
     import sys
+    import time
     import traceback
 
     limit = 2 * 1024**3  # a runaway sympy computation hits MemoryError here instead of the host
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.setrecursionlimit(5000)
+    signal.signal(signal.SIGPROF, _on_cpu_timer)
     out = sys.stdout
-    if warm:
-        _warm_up()
+    _warm_up()
     out.write("ready\n")
     out.flush()
     for line in sys.stdin:
         request = json.loads(line)
+        start = time.process_time()
         try:
-            status, detail = compare(request["candidate"], request["reference"], request.get("places"))
+            status, detail = _compare_within(request)
         except MemoryError:
             status, detail = "cand_too_complex", "memory limit"
         except Exception:  # a bug in the verifier: report it, the host raises it
             status, detail = "error", traceback.format_exc()
-        out.write(json.dumps({"status": status, "detail": detail[:2000]}) + "\n")
+        reply = {"status": status, "detail": detail[:2000], "cpu": time.process_time() - start}
+        out.write(json.dumps(reply) + "\n")
         out.flush()

@@ -1,10 +1,26 @@
-"""A wall-clock limit on symbolic comparison that works in any thread and under asyncio.
+r"""The time bound on symbolic comparison: warm worker processes, a CPU budget and one deadline per call.
 
 Python cannot interrupt a thread, and SIGALRM-based limits only fire in the main thread (which is
-why Math-Verify silently scores 0 inside threaded trainers). The one timeout that always holds
-is a process we can kill: sympy work runs in a few long-lived worker processes, started with
-``subprocess`` (not ``multiprocessing``, so no re-import of the caller's ``__main__``), and a
-worker that overruns is SIGKILLed and replaced.
+why Math-Verify silently scores 0 inside threaded trainers). So sympy work runs in a few
+long-lived worker processes (started with ``subprocess``, not ``multiprocessing``, so the
+caller's ``__main__`` is never re-imported), and two different limits apply to every call:
+
+* **The candidate's budget is CPU time, not wall time** (``CPU_BUDGET_S``, shared by every
+  symbolic leaf of one ``is_correct`` call). A worker measures its own CPU time and stops the
+  comparison when the budget is spent (``too_complex``); the host kills a worker whose CPU use
+  runs past the budget anyway (stuck in C code). CPU time does not grow when the machine is busy,
+  so a verdict does not depend on load, on concurrency or on what ran before it.
+* **The caller's deadline is wall time** (``DEADLINE_S``): one deadline per call covering the
+  wait for a free worker, a worker's start-up and the work. Missing it is the machine's fault,
+  not the candidate's, so it raises ``VerifierOverloaded`` (an error) instead of returning a
+  wrong verdict. The worker keeps running the abandoned request to the end of its CPU budget and
+  goes back to the pool, so overload does not turn into a storm of cold starts.
+
+Workers only take requests once warm (imports done and a warm-up corpus compared), and a worker
+that is killed is replaced by one that warms in the background. They get the caller's import path
+(``sys.path``), so packages found through ``PYTHONPATH`` or a ``.pth`` file work in them too.
+The one wait not covered by a call's deadline is the pool's very first start in a process
+(about a second): call ``warm_up()`` early, as the trainer and the evals do.
 """
 
 from __future__ import annotations
@@ -15,151 +31,338 @@ import os
 import select
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 
-TIMEOUT_S = float(os.environ.get("VERIGRPO_VERIFY_TIMEOUT_S", "0.6"))
-POOL_SIZE = int(os.environ.get("VERIGRPO_VERIFY_WORKERS", "2"))
-STARTUP_TIMEOUT_S = 60.0
+CPU_BUDGET_S = float(os.environ.get("VERIGRPO_VERIFY_CPU_S", "0.3"))
+DEADLINE_S = float(os.environ.get("VERIGRPO_VERIFY_DEADLINE_S", "0.9"))
+# more workers than cores on purpose: a slow comparison must not hold up the quick ones queued behind it
+POOL_SIZE = int(os.environ.get("VERIGRPO_VERIFY_WORKERS", str(max(4, min(8, os.cpu_count() or 4)))))
+STARTUP_TIMEOUT_S = 120.0  # a worker's imports and warm-up, on a very busy machine
+KILL_GRACE_CPU_S = 0.3  # CPU a worker may use past the budget (its own stop failed) before the host kills it
+ABANDONED_WAIT_S = 60.0  # wall time an abandoned request may take to finish before its worker is killed
+_POLL_S = 0.02
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from rewards.symbolic import serve; serve(sys.argv[2] == 'warm')"
+_BOOT = (
+    "import json, sys; sys.path[:0] = [p for p in json.loads(sys.argv[1]) if p not in sys.path]; "
+    "from rewards.symbolic import serve; serve()"
+)
 
 
-class VerifierBug(RuntimeError):
-    """The worker raised an unexpected exception: a bug, never reported as a wrong answer."""
+class VerifierError(RuntimeError):
+    """The verifier itself failed (never the candidate's fault, so never a False verdict)."""
 
 
-class _Timeout(Exception):
-    pass
+class VerifierBug(VerifierError):
+    """The worker raised an unexpected exception or died: a bug, never reported as a wrong answer."""
+
+
+class VerifierUnavailable(VerifierError):
+    """The worker processes cannot start (a missing package, a broken environment)."""
+
+
+class VerifierOverloaded(VerifierError):
+    """No verdict within the call's wall-clock deadline: the machine is too busy, the candidate is not at fault."""
+
+
+@dataclass
+class Budget:
+    """One call's limits: a wall-clock deadline (``time.monotonic()``) and the CPU seconds left."""
+
+    deadline: float
+    cpu_left: float
+    seconds: float = DEADLINE_S  # the deadline's length, to restart it after the pool's first start
+
+    @classmethod
+    def start(cls, deadline_s: float | None = None, cpu_s: float | None = None) -> Budget:
+        seconds = DEADLINE_S if deadline_s is None else deadline_s
+        return cls(time.monotonic() + seconds, cpu_s or CPU_BUDGET_S, seconds)
+
+
+def import_path() -> list[str]:
+    """The caller's ``sys.path`` as absolute directories, this package's parent first."""
+    paths = [_PACKAGE_PARENT]
+    for entry in sys.path:
+        entry = os.path.abspath(entry or os.getcwd())
+        if entry not in paths:
+            paths.append(entry)
+    return paths
+
+
+_CLOCK_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process from /proc (None where /proc is not available)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICK  # utime, stime (fields 14 and 15)
 
 
 class _Worker:
-    def __init__(self, warm: bool = True) -> None:
-        # a replacement for a killed worker skips the warm-up corpus: it must be ready again quickly
+    def __init__(self) -> None:
+        self._stderr = tempfile.TemporaryFile()
+        env = {"PATH": os.environ.get("PATH", ""), "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
+        if "PYTHONPATH" in os.environ:
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, _PACKAGE_PARENT, "warm" if warm else "cold"],
+            [sys.executable, "-c", _BOOT, json.dumps(import_path())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env={"PATH": os.environ.get("PATH", ""), "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"},
+            stderr=self._stderr,
+            env=env,
             close_fds=True,
         )
         self._buffer = b""
-        self._ready = False
 
-    def _readline(self, deadline: float) -> bytes:
+    def _read_some(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for output; True when a whole line is buffered."""
+        if b"\n" in self._buffer:
+            return True
         fd = self.proc.stdout.fileno()
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise _Timeout
+        if select.select([fd], [], [], max(timeout, 0))[0]:
             chunk = os.read(fd, 65536)
             if not chunk:
-                raise VerifierBug(f"verifier worker exited with code {self.proc.wait()}")
+                raise VerifierBug(f"verifier worker exited with code {self.proc.wait()}: {self.stderr_tail()}")
             self._buffer += chunk
+        return b"\n" in self._buffer
+
+    def _take_line(self) -> bytes:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
 
-    def is_ready(self) -> bool:
-        """Non-blocking: has the worker finished starting?"""
-        if not self._ready and b"\n" not in self._buffer:
-            fd = self.proc.stdout.fileno()
-            if select.select([fd], [], [], 0)[0]:
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    raise VerifierBug(f"verifier worker exited with code {self.proc.wait()}")
-                self._buffer += chunk
-        return self._ready or b"\n" in self._buffer
+    def stderr_tail(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")[-1500:].strip()
 
-    def request(self, payload: dict, timeout: float) -> dict:
-        if not self._ready:
-            try:
-                self._readline(time.monotonic() + STARTUP_TIMEOUT_S)
-            except _Timeout:
-                raise VerifierBug(f"verifier worker did not start within {STARTUP_TIMEOUT_S:.0f}s") from None
-            self._ready = True
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not self._read_some(min(_POLL_S * 10, deadline - time.monotonic())):
+            if time.monotonic() >= deadline:
+                raise VerifierUnavailable(f"verifier worker did not start within {timeout:.0f}s")
+        if self._take_line() != b"ready":
+            raise VerifierUnavailable(f"verifier worker did not start: {self.stderr_tail()}")
+
+    def send(self, payload: dict) -> float | None:
+        """Send one request; returns the worker's CPU seconds at that moment (None if unknown)."""
+        cpu = _cpu_seconds(self.proc.pid)
         self.proc.stdin.write((json.dumps(payload) + "\n").encode())
         self.proc.stdin.flush()
-        return json.loads(self._readline(time.monotonic() + timeout))
+        return cpu
+
+    def await_reply(self, cpu_start: float | None, cpu_limit: float, deadline: float) -> dict | None:
+        """The reply; None when the worker overran its CPU limit (the caller kills it); ``_Late`` at the deadline."""
+        sent = time.monotonic()
+        while not self._read_some(min(_POLL_S, deadline - time.monotonic())):
+            cpu_now = _cpu_seconds(self.proc.pid) if cpu_start is not None else None
+            used = cpu_now - cpu_start if cpu_now is not None else time.monotonic() - sent  # no /proc: wall time
+            if used > cpu_limit + KILL_GRACE_CPU_S:
+                return None
+            if time.monotonic() >= deadline:
+                raise _Late
+        return json.loads(self._take_line())
 
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self.proc.stdin, self.proc.stdout, self._stderr):
             stream.close()
 
 
+class _Late(Exception):
+    pass
+
+
+class _Waiter:
+    """A caller queued for a worker; ``_release`` hands one over directly, in arrival order."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.worker: _Worker | None = None
+
+
 class WorkerPool:
+    """``size`` warm workers; callers wait for a free one within their deadline."""
+
     def __init__(self, size: int = POOL_SIZE) -> None:
-        self._slots = threading.BoundedSemaphore(size)
-        self._lock = threading.Lock()
-        self._idle: list[_Worker] = []
-        self._all: list[_Worker] = []
+        self.size = size
         self.pid = os.getpid()
+        self._cond = threading.Condition()
+        self._idle: list[_Worker] = []
+        self._waiters: deque[_Waiter] = deque()
+        self._live: set[_Worker] = set()
+        self._ready_count = 0  # workers that have finished starting
+        self._started = threading.Event()  # every worker of the first start is warm
+        self._failure: str | None = None
+        self._closed = False
+        for _ in range(size):
+            self._start_worker()
 
-    def _spawn(self) -> _Worker:
+    # -- worker lifecycle ------------------------------------------------------------------
+
+    def _start_worker(self) -> None:
         worker = _Worker()
-        with self._lock:
-            self._all.append(worker)
-        return worker
+        with self._cond:
+            self._live.add(worker)
+        threading.Thread(target=self._warm, args=(worker,), name="verifier-worker-start", daemon=True).start()
 
-    def compare(
-        self, candidate: str, reference: str, places: int | None, timeout: float = TIMEOUT_S
-    ) -> tuple[str, str]:
-        """Run ``rewards.symbolic.compare`` in a worker; a timeout is reported as ``timeout``."""
-        with self._slots:
-            with self._lock:
-                worker = self._take_idle()
-            worker = worker or self._spawn()
-            try:
-                reply = worker.request({"candidate": candidate, "reference": reference, "places": places}, timeout)
-            except _Timeout:
-                self._retire(worker)
-                return "timeout", f"no result within {timeout:g}s"
-            except BaseException:
-                self._retire(worker)
-                raise
-            with self._lock:
+    def _warm(self, worker: _Worker) -> None:
+        try:
+            worker.wait_ready(STARTUP_TIMEOUT_S)
+        except VerifierError as exc:
+            self._discard(worker)
+            with self._cond:
+                self._failure = str(exc)
+                self._cond.notify_all()
+            return
+        with self._cond:
+            self._ready_count += 1
+            if self._ready_count >= self.size:
+                self._started.set()
+        self._release(worker)
+
+    def _release(self, worker: _Worker) -> None:
+        """Hand a free worker to the longest-waiting caller (first come, first served), else park it."""
+        with self._cond:
+            if self._closed or worker not in self._live:
+                return
+            if self._waiters:
+                waiter = self._waiters.popleft()
+                waiter.worker = worker
+                waiter.event.set()
+            else:
                 self._idle.append(worker)
+
+    def _discard(self, worker: _Worker) -> None:
+        with self._cond:
+            self._live.discard(worker)
+            if worker in self._idle:
+                self._idle.remove(worker)
+        worker.kill()
+
+    def _replace(self, worker: _Worker) -> None:
+        self._discard(worker)
+        with self._cond:
+            closed = self._closed
+        if not closed:
+            self._start_worker()  # warms in the background; takes requests only when ready
+
+    def _acquire(self, budget: Budget) -> _Worker:
+        if not self._started.is_set():
+            # the pool's first start in this process (workers warming up compete for the CPU) is a
+            # one-time cost, not the call's: the call's deadline starts once the pool is warm
+            self.wait_ready()
+            budget.deadline = max(budget.deadline, time.monotonic() + budget.seconds)
+        deadline = budget.deadline
+        with self._cond:
+            self._check_usable()
+            if self._idle and not self._waiters:
+                return self._idle.pop()
+            waiter = _Waiter()
+            self._waiters.append(waiter)
+        while not waiter.event.wait(max(0.0, min(deadline - time.monotonic(), 0.5))):
+            with self._cond:
+                if waiter.worker is not None:
+                    break
+                failed = self._failure is not None or self._closed
+                if failed or time.monotonic() >= deadline:
+                    self._waiters.remove(waiter)
+                    self._check_usable()
+                    raise VerifierOverloaded("no verifier worker became free before the call's deadline")
+        return waiter.worker
+
+    def _check_usable(self) -> None:
+        if self._failure is not None:
+            raise VerifierUnavailable(self._failure)
+        if self._closed:
+            raise VerifierUnavailable("the verifier pool is closed")
+
+    def _finish_abandoned(self, worker: _Worker, cpu_start: float | None, cpu_limit: float) -> None:
+        """Let an abandoned request finish (bounded by its CPU budget), then reuse the worker."""
+        try:
+            reply = worker.await_reply(cpu_start, cpu_limit, time.monotonic() + ABANDONED_WAIT_S)
+        except (_Late, VerifierError):
+            reply = None
+        if reply is None:
+            self._replace(worker)
+        else:
+            self._release(worker)
+
+    # -- the API ---------------------------------------------------------------------------
+
+    def compare(self, candidate: str, reference: str, places: int | None, budget: Budget) -> tuple[str, str]:
+        """Run ``rewards.symbolic.compare`` in a worker within ``budget``; spends its CPU.
+
+        Returns (status, detail); status ``timeout`` when the CPU budget ran out (the candidate's
+        doing). Raises ``VerifierOverloaded`` at the deadline and ``VerifierBug`` / ``VerifierUnavailable``
+        when the verifier itself fails.
+        """
+        if budget.cpu_left <= 0:
+            return "timeout", "the call's CPU budget is spent"
+        worker = self._acquire(budget)
+        cpu_limit = budget.cpu_left
+        try:
+            cpu_start = worker.send(
+                {"candidate": candidate, "reference": reference, "places": places, "cpu": cpu_limit}
+            )
+            reply = worker.await_reply(cpu_start, cpu_limit, budget.deadline)
+        except _Late:
+            threading.Thread(
+                target=self._finish_abandoned, args=(worker, cpu_start, cpu_limit), name="verifier-drain", daemon=True
+            ).start()
+            raise VerifierOverloaded(f"no verdict within the {DEADLINE_S:g}s deadline: the machine is busy") from None
+        except OSError as exc:  # a broken pipe: the worker died under us
+            self._replace(worker)
+            raise VerifierBug(f"verifier worker died: {exc}") from None
+        except BaseException:
+            self._replace(worker)
+            raise
+        if reply is None:  # its own CPU stop did not land: a stuck C call
+            self._replace(worker)
+            budget.cpu_left = 0.0
+            return "timeout", f"more than {cpu_limit:.2f}s of CPU"
+        self._release(worker)
+        budget.cpu_left -= reply.get("cpu", 0.0)
         if reply["status"] == "error":
             raise VerifierBug(f"verifier worker raised on {candidate!r} vs {reference!r}:\n{reply['detail']}")
+        if reply["status"] == "timeout":
+            budget.cpu_left = 0.0
         return reply["status"], reply["detail"]
 
-    def _take_idle(self) -> _Worker | None:
-        """A ready idle worker if there is one (a replacement may still be starting), else the oldest."""
-        if not self._idle:
-            return None
-        for worker in reversed(self._idle):
-            if worker.is_ready():
-                self._idle.remove(worker)
-                return worker
-        return self._idle.pop(0)
-
-    def _retire(self, worker: _Worker) -> None:
-        worker.kill()
-        with self._lock:
-            self._all.remove(worker)
-            # start the replacement now so its imports overlap with the caller's next work
-            self._idle.insert(0, _Worker(warm=False))
-            self._all.append(self._idle[0])
+    def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> None:
+        """Block until the first start is complete (raise ``VerifierUnavailable`` if a worker cannot start)."""
+        deadline = time.monotonic() + timeout
+        while not self._started.wait(0.05):
+            with self._cond:
+                if self._failure is not None:
+                    raise VerifierUnavailable(self._failure)
+            if time.monotonic() >= deadline:
+                raise VerifierUnavailable(f"verifier workers not ready within {timeout:.0f}s")
 
     def close(self) -> None:
-        with self._lock:
-            workers, self._all, self._idle = self._all, [], []
+        with self._cond:
+            self._closed = True
+            workers, self._live, self._idle = list(self._live), set(), []
+            for waiter in self._waiters:
+                waiter.event.set()
         for worker in workers:
             worker.kill()
 
 
 def warm_up() -> None:
-    """Start the worker processes now (~0.5 s each) instead of on the first symbolic comparison."""
-    pool = get_pool()
-    threads = [
-        threading.Thread(target=pool.compare, args=("x", "x", None, STARTUP_TIMEOUT_S)) for _ in range(POOL_SIZE)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    """Start the worker processes now and wait until they are warm; raises ``VerifierUnavailable`` if they cannot start.
+
+    Call it synchronously before training or scoring: a pool that cannot start should stop the run
+    with the worker's own error message, not print tracebacks from a thread while training continues.
+    """
+    get_pool().wait_ready()
 
 
 _pool: WorkerPool | None = None

@@ -1,0 +1,164 @@
+"""A verdict must not depend on load, concurrency or history, and no call may take over a second.
+
+The candidate's budget is CPU time (``worker_pool.CPU_BUDGET_S``), so these tests run the same
+inputs quietly, after slow inputs, from 16 threads and from asyncio with CPU burners running, and
+require identical verdicts. The symbolic result cache is cleared before each run so every call
+really goes to a worker.
+"""
+
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from rewards import Reason, math_verifier
+from rewards.math_verifier import check
+from rewards.worker_pool import DEADLINE_S, Budget, VerifierOverloaded, WorkerPool, import_path, warm_up
+
+LATENCY_BOUND_S = 1.0
+
+# (candidate, reference): correct, wrong and too-complex answers that all need the symbolic workers
+MIX = [
+    ("(x+1)^2", "x^2+2x+1"),
+    (r"\sin^2x+\cos^2x", "1"),
+    (r"\frac{x^2-1}{x-1}", "x+1"),
+    ("2(x+1)", "2x+2"),
+    (r"\sqrt{8}", r"2\sqrt{2}"),
+    (r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}"),
+    (r"\tan^2(y)+1", r"\sec^2(y)"),
+    (r"\log(8)", r"3\log(2)"),
+    ("y = 2x + 1", "y = 1 + 2x"),
+    ("x < 5", "5 > x"),
+    ("x^2", "x^3"),
+    ("2x+1", "2x+2"),
+    (r"1 - \frac{1}{e}", r"1 + \frac{1}{e}"),
+    (r"\sqrt{3}", r"\sqrt{2}"),
+    (r"(1, \sqrt{2})", r"(1, \frac{2}{\sqrt{2}})"),
+]
+SLOW = [
+    (r"\sum_{k=1}^{10^{10}} k^k", "5"),
+    ("(x+1)^{300}(x-1)^{300}", "(x^2-1)^{300}"),
+]
+
+
+@pytest.fixture(autouse=True)
+def no_result_cache(monkeypatch):
+    monkeypatch.setattr(math_verifier, "_SYMBOLIC_CACHE_SIZE", 0)
+
+
+def timed_check(pair):
+    """(verdict, seconds); the verdict is "overloaded" when the call's wall-clock deadline passed."""
+    start = time.monotonic()
+    try:
+        outcome = check(*pair)
+        verdict = (outcome.equal, outcome.reason)
+    except VerifierOverloaded:
+        verdict = "overloaded"
+    return verdict, time.monotonic() - start
+
+
+def assert_same_verdicts(jobs, results, quiet):
+    """Every quick comparison gives its quiet verdict within the bound. A slow one (a whole CPU budget
+    of work) may instead miss the deadline on a saturated machine: then it is an error, never a
+    different verdict, and it still returns within the bound."""
+    for pair, (verdict, elapsed) in zip(jobs, results):
+        if pair in SLOW and verdict == "overloaded":
+            assert elapsed < LATENCY_BOUND_S + 0.05, (pair, elapsed)
+            continue
+        assert verdict == quiet[pair], pair
+        assert elapsed < LATENCY_BOUND_S, (pair, elapsed)
+
+
+@pytest.fixture(scope="module")
+def quiet_verdicts():
+    warm_up()
+    quiet = {pair: check(*pair, deadline_s=60) for pair in MIX + SLOW}
+    assert all(quiet[pair].reason is Reason.TOO_COMPLEX for pair in SLOW)
+    return {pair: (outcome.equal, outcome.reason) for pair, outcome in quiet.items()}
+
+
+@pytest.fixture
+def cpu_burners():
+    """Two busy-looping processes (the machine's other work: tokenization, data loading, rollouts)."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    time.sleep(0.2)
+    yield
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+
+
+def test_verdicts_do_not_depend_on_what_ran_before(quiet_verdicts):
+    """Slow inputs first (each spends the whole CPU budget), then everything again in another order."""
+    order = SLOW * 2 + MIX + SLOW + list(reversed(MIX))
+    assert_same_verdicts(order, [timed_check(pair) for pair in order], quiet_verdicts)
+
+
+def test_slow_inputs_keep_their_worker():
+    """A comparison stopped at its CPU budget leaves the worker alive and warm: no cold start follows."""
+    pool = WorkerPool(size=1)
+    try:
+        pool.wait_ready()
+        (worker,) = pool._idle
+        for pair in SLOW:
+            status, _ = pool.compare(*pair, None, Budget.start(deadline_s=30))
+            assert status == "timeout"
+        assert pool._idle == [worker] and worker.proc.poll() is None
+        assert pool.compare("2x", "x+x", None, Budget.start())[0] == "equal"
+    finally:
+        pool.close()
+
+
+def test_sixteen_threads_with_cpu_burners(quiet_verdicts, cpu_burners):
+    rng = random.Random(0)
+    jobs = [pair for _ in range(4) for pair in MIX] + SLOW
+    rng.shuffle(jobs)
+    with ThreadPoolExecutor(16) as threads:
+        results = list(threads.map(timed_check, jobs))
+    assert_same_verdicts(jobs, results, quiet_verdicts)
+
+
+def test_asyncio_with_cpu_burners(quiet_verdicts, cpu_burners):
+    jobs = MIX * 2 + SLOW
+
+    async def main():
+        return await asyncio.gather(*(asyncio.to_thread(timed_check, pair) for pair in jobs))
+
+    results = asyncio.run(main())
+    assert_same_verdicts(jobs, results, quiet_verdicts)
+
+
+def test_a_missed_deadline_is_an_error_not_a_verdict():
+    """The machine being too busy is never the candidate's too_complex."""
+    with pytest.raises(VerifierOverloaded):
+        check("(x+1)^{300}(x-1)^{300}", "(x^2-1)^{300}", deadline_s=0.05)
+    start = time.monotonic()
+    assert check("(x+1)^2", "x^2+2x+1").equal  # the abandoned request does not block the pool
+    assert time.monotonic() - start < DEADLINE_S
+
+
+def test_workers_inherit_the_callers_import_path(tmp_path):
+    """Packages found only through PYTHONPATH (seen on a GPU box) must import in the workers too.
+
+    The base interpreter (outside the virtualenv) with the virtualenv's site-packages on PYTHONPATH
+    is exactly that setup: a worker started with the environment of old would fail on ``antlr4``.
+    """
+    site_packages = next(p for p in sys.path if p.endswith("site-packages") and "venv" in p)
+    code = textwrap.dedent(
+        """
+        from rewards import is_correct
+        from rewards.worker_pool import warm_up
+        warm_up()
+        print(is_correct("(x+1)^2", "x^2+2x+1"))
+        """
+    )
+    base = getattr(sys, "_base_executable", sys.executable)
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join([import_path()[0], site_packages])}
+    result = subprocess.run([base, "-c", code], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert result.stdout.strip() == "True", result.stderr[-2000:]
