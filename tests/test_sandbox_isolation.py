@@ -2,11 +2,16 @@
 inside the sandbox, the call must return within its limit, and no process of the sandbox user may remain
 (checked by the ``needs_sandbox`` fixture after every test)."""
 
+import contextlib
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
+from conftest import REPO, sandbox_processes
 
 from rewards.sandbox import SandboxLimits, bwrap_command, python_argv, run_sandboxed_sync
 
@@ -199,3 +204,45 @@ def test_resource_attacks_are_stopped_within_the_limit(code, stopped):
     assert stopped(result), (result.returncode, result.stderr[-300:], result.flags)
     assert elapsed < LIMITS.wall_s + 2.0
     assert len(result.stdout) <= LIMITS.output_bytes
+
+
+# --- the tests' leftover check (conftest.sandbox_processes) counts only its own run's sandboxes ---------
+
+HOLD_A_SANDBOX = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from rewards.sandbox import SandboxLimits, python_argv, run_sandboxed_sync
+files = {'/sandbox/main.py': b'import time\\ntime.sleep(60)'}
+run_sandboxed_sync(python_argv('/sandbox/main.py'), files=files, limits=SandboxLimits(wall_s=60, cpu_s=60))
+"""
+
+
+def wait_for(condition, seconds=20.0):
+    deadline = time.monotonic() + seconds
+    while not (value := condition()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return value
+
+
+def test_the_leftover_check_sees_only_its_own_runs_sandboxes_and_their_orphans():
+    """A process holding a live sandbox stands for a concurrent test run: only its own check counts that
+    sandbox (a sibling run's does not); once it dies, the orphans are re-parented to this run (a child
+    subreaper), so a leak is still caught here rather than hidden under the host's pid 1."""
+    other_run = subprocess.Popen([sys.executable, "-c", HOLD_A_SANDBOX, str(REPO)])
+    sibling_run = subprocess.Popen(["sleep", "60"])
+    try:
+        theirs = wait_for(lambda: len(sandbox_processes(root=other_run.pid)) >= 2 and sandbox_processes(other_run.pid))
+        assert any(" bwrap " in line for line in theirs) and any("sandbox/main.py" in line for line in theirs), theirs
+        assert sandbox_processes(root=sibling_run.pid) == []
+        other_run.kill()  # the run dies without cleaning up: its sandbox is orphaned
+        other_run.wait()
+        orphans = wait_for(sandbox_processes)  # reported (and, once they are zombies, reaped) here
+        assert orphans and all(int(line.split()[0]) not in (other_run.pid, sibling_run.pid) for line in orphans)
+    finally:
+        for process in (other_run, sibling_run):
+            process.kill()
+            process.wait()
+        for line in sandbox_processes():  # anything still alive: end it (the fixture then checks it is gone)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+        wait_for(lambda: not sandbox_processes(), 10)
