@@ -4,7 +4,8 @@
 
 Naive harness = what many RL code rewards do: concatenate solution + tests + ``check(add)`` (or the
 MBPP asserts), run it (here inside our sandbox, for safety) and pay 1.0 when the exit status is 0.
-Ours = ``rewards.grade_code``. Every hack is built on a wrong ``add`` that earns 1 of 4 tests honestly.
+Ours = ``rewards.grade_code``. Every hack is built on a wrong solution: ``add`` that earns 1 of 4
+tests honestly, or (tests that iterate with ``all(map(candidate, xs))``) ``is_even`` that earns 1 of 2.
 """
 
 from __future__ import annotations
@@ -38,26 +39,33 @@ def naive_reward(code: str, tests: dict) -> float:
 
 def main() -> None:
     hacks = load_hacks()
+    # (hacks, HumanEval-style tests, MBPP-style tests, the wrong solution's honest passes, tests per problem)
+    suites = [
+        (hacks.HACKS, hacks.HUMANEVAL, hacks.MBPP, hacks.WRONG_EARNS, 4),
+        (hacks.ITER_HACKS, hacks.ITER_HUMANEVAL, hacks.ITER_MBPP, hacks.ITER_WRONG_EARNS, 2),
+    ]
     print(
-        "| hack (on a wrong solution that earns 1/4 honestly) | naive, HumanEval | naive, MBPP | ours, HumanEval | ours, MBPP |"
+        "| hack (on a wrong solution) | honest share | naive, HumanEval | naive, MBPP | ours, HumanEval | ours, MBPP |"
     )
-    print("|---|---|---|---|---|")
-    paid_naive = paid_ours = 0
-    for name, code in hacks.HACKS.items():
-        cells = []
-        for tests in (hacks.HUMANEVAL, hacks.MBPP):
-            reward = naive_reward(code, tests)
-            paid_naive += reward == 1.0
-            cells.append("**paid 1.0**" if reward == 1.0 else "0.0")
-        for tests in (hacks.HUMANEVAL, hacks.MBPP):
-            verdict = grade_code_sync(f"```python\n{code}```", tests)
-            paid_ours += verdict.passed > hacks.WRONG_EARNS
-            cells.append(f"{verdict.fraction:.2f}")
-        print(f"| {name} | " + " | ".join(cells) + " |")
+    print("|---|---|---|---|---|---|")
+    paid_naive = paid_ours = rows = 0
+    for hack_codes, humaneval, mbpp, honest, total in suites:
+        for name, code in hack_codes.items():
+            cells = [f"{honest}/{total}"]
+            for tests in (humaneval, mbpp):
+                reward = naive_reward(code, tests)
+                paid_naive += reward == 1.0
+                cells.append("**paid 1.0**" if reward == 1.0 else "0.0")
+            for tests in (humaneval, mbpp):
+                verdict = grade_code_sync(f"```python\n{code}```", tests)
+                paid_ours += verdict.passed > honest
+                cells.append(f"{verdict.fraction:.2f}")
+            rows += 1
+            print(f"| {name} | " + " | ".join(cells) + " |")
     print(
         f"\nnaive harness paid full reward {paid_naive} times; ours paid more than the honest share {paid_ours} times"
     )
-    print(json.dumps({"hacks": len(hacks.HACKS), "naive_paid": paid_naive, "ours_overpaid": paid_ours}))
+    print(json.dumps({"hacks": rows, "naive_paid": paid_naive, "ours_overpaid": paid_ours}))
 
 
 if __name__ == "__main__":
