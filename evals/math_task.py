@@ -51,11 +51,14 @@ def math_verified(
     min_value: int = 1,
     max_value: int = 20,
     steps: int = 1,
+    think: str = "none",
 ) -> Task:
     """Any math dataset (``arithmetic``, ``jsonl``, ``json``, ``gsm8k``, ``math500``), verifier-scored.
 
     With ``arithmetic`` (offline, the default), ``limit`` is how many problems are generated (default 50)
-    and ``operations``/``min_value``/``max_value``/``steps`` shape them.
+    and ``operations``/``min_value``/``max_value``/``steps`` shape them. ``think`` is the answer-extraction
+    setting (``-T think=after_last_close`` for reasoning models: only text after the last ``</think>``
+    is graded); use the one the checkpoint was trained with (its run.json records it).
     """
     knobs = {}
     if dataset == "arithmetic":
@@ -65,27 +68,35 @@ def math_verified(
     samples = [record_to_sample(problem, num_shots) for problem in problems]
     return Task(
         dataset=MemoryDataset(samples, name=dataset),
-        scorer=math_verifier(),
+        scorer=math_verifier(think=think),
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         headline_metric=HEADLINE,
-        metadata={"verifier": verifier_id(), "dataset": dataset, "num_shots": num_shots, "split": split},
+        metadata={"verifier": verifier_id(think), "dataset": dataset, "num_shots": num_shots, "split": split},
     )
 
 
 # The Hub-backed tasks are registered with task(...) rather than the @task decorator, so that
 # `inspect eval evals/` (which discovers decorated tasks) runs offline; name them explicitly.
 def _gsm8k_verified(
-    split: str = "test", path: str | None = None, limit: int | None = None, num_shots: int = DEFAULT_SHOTS
+    split: str = "test",
+    path: str | None = None,
+    limit: int | None = None,
+    num_shots: int = DEFAULT_SHOTS,
+    think: str = "none",
 ) -> Task:
     """GSM8K (``openai/gsm8k``, answer after ``####``) scored by the training verifier."""
-    return math_verified(dataset="gsm8k", path=path, split=split, limit=limit, num_shots=num_shots, max_tokens=512)
+    return math_verified(
+        dataset="gsm8k", path=path, split=split, limit=limit, num_shots=num_shots, max_tokens=512, think=think
+    )
 
 
 def _math500_verified(
-    split: str = "test", path: str | None = None, limit: int | None = None, num_shots: int = 0
+    split: str = "test", path: str | None = None, limit: int | None = None, num_shots: int = 0, think: str = "none"
 ) -> Task:
     """MATH-500 (``HuggingFaceH4/MATH-500``) scored by the training verifier."""
-    return math_verified(dataset="math500", path=path, split=split, limit=limit, num_shots=num_shots, max_tokens=1024)
+    return math_verified(
+        dataset="math500", path=path, split=split, limit=limit, num_shots=num_shots, max_tokens=1024, think=think
+    )
 
 
 gsm8k_verified = task(name="gsm8k_verified")(_gsm8k_verified)

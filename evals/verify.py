@@ -18,9 +18,14 @@ __all__ = ["grade", "grade_code", "is_correct", "math_verifier", "unit_test_scor
 
 
 @scorer(metrics=MATH_METRICS)
-def math_verifier() -> Scorer:
-    """Correct when the completion's final answer equals the target under ``rewards.grade``."""
-    return math_scorer()
+def math_verifier(think: str = "none") -> Scorer:
+    """Correct when the completion's final answer equals the target under ``rewards.grade``.
+
+    ``think``: ``"none"`` grades the whole completion; ``"after_last_close"`` only what follows the
+    last ``</think>`` (no tag, no answer). Use the setting the model was trained with
+    (``inspect score ... -S think=after_last_close``).
+    """
+    return math_scorer(think)
 
 
 @scorer(metrics=CODE_METRICS)

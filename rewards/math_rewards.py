@@ -9,12 +9,25 @@ Module-level functions so they pickle and can be named in a config.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 
-from rewards.answer_format import extract_answer
+from rewards.answer_format import THINK_MODES, THINK_NONE, extract_answer
 from rewards.math_verifier import InvalidReference, grade
+from rewards.verdict import Reason
+from rewards.worker_pool import VerifierOverloaded
 
 logger = logging.getLogger(__name__)
+
+# Every outcome a math completion can have; each is logged every step (0.0 included) so TRL's
+# per-step average of a metric is the share of completions with that outcome.
+MATH_OUTCOMES = (
+    *(r.value for r in Reason if r is not Reason.TESTS_FAILED),
+    "invalid_reference",  # the dataset row is broken: reward None
+    "verifier_overloaded",  # no verdict within the deadline on a busy machine: reward None
+)
+METRIC_PREFIX = "verdict/"
+EXTRA_COLUMN = "verdict_reason"
 
 
 def completion_text(completion) -> str:
@@ -26,11 +39,31 @@ def completion_text(completion) -> str:
     raise TypeError(f"completion must be a str or a list of chat messages, got {type(completion).__name__}")
 
 
-def correctness(completions, answer, **kwargs) -> list[float | None]:
+def log_outcomes(outcomes: list[str], log_metric: Callable | None, log_extra: Callable | None) -> None:
+    """Report why each completion scored as it did through TRL's reward-logging hooks (if given).
+
+    TRL (>= 1.16) passes ``log_metric(name, value)`` (averaged per logging step, next to ``kl`` and
+    ``entropy``) and ``log_extra(column, values)`` (a column of the completions table) to every
+    reward function; Inspect and plain calls pass neither, and nothing is logged.
+    """
+    if log_metric is not None and outcomes:
+        counts = Counter(outcomes)
+        for outcome in MATH_OUTCOMES:
+            log_metric(METRIC_PREFIX + outcome, counts[outcome] / len(outcomes))
+    if log_extra is not None:
+        log_extra(EXTRA_COLUMN, list(outcomes))
+
+
+def correctness(
+    completions, answer, think: str = THINK_NONE, log_metric=None, log_extra=None, **kwargs
+) -> list[float | None]:
     r"""1.0 when the completion's final answer equals ``answer`` (via ``rewards.grade``), else 0.0.
 
     A reference that cannot be parsed gives ``None`` (TRL leaves it out) and a warning naming the
-    sample, because it is a dataset bug, not something the policy did.
+    sample, because it is a dataset bug, not something the policy did; so does a verdict the busy
+    machine could not deliver within the deadline (``VerifierOverloaded``): the answer may be right.
+    Any other verifier failure is a bug and raises. Per step, the share of completions by
+    ``Verdict`` reason goes to ``log_metric`` as ``verdict/<reason>``.
 
     >>> correctness(["2 + 2 = 4\nANSWER: 4", "ANSWER: 5", "no idea"], answer=["4", "4", "4"])
     [1.0, 0.0, 0.0]
@@ -40,16 +73,27 @@ def correctness(completions, answer, **kwargs) -> list[float | None]:
     if len(completions) != len(answer):
         raise ValueError(f"{len(completions)} completions but {len(answer)} answers")
     rewards: list[float | None] = []
+    outcomes: list[str] = []
     for index, (completion, reference) in enumerate(zip(completions, answer)):
         try:
-            rewards.append(1.0 if grade(completion_text(completion), reference).correct else 0.0)
+            verdict = grade(completion_text(completion), reference, think=think)
         except InvalidReference as exc:
             logger.warning("correctness: sample %d has an unusable reference, reward is None: %s", index, exc)
             rewards.append(None)
+            outcomes.append("invalid_reference")
+            continue
+        except VerifierOverloaded as exc:
+            logger.warning("correctness: sample %d got no verdict in time, reward is None: %s", index, exc)
+            rewards.append(None)
+            outcomes.append("verifier_overloaded")
+            continue
+        rewards.append(1.0 if verdict.correct else 0.0)
+        outcomes.append(verdict.reason.value)
+    log_outcomes(outcomes, log_metric, log_extra)
     return rewards
 
 
-def format_reward(completions, **kwargs) -> list[float]:
+def format_reward(completions, think: str = THINK_NONE, **kwargs) -> list[float]:
     r"""1.0 when a single final answer can be extracted (an ``ANSWER:`` line or one ``\boxed{}``).
 
     Log it at weight 0 to watch format adherence, or give it weight for shaping.
@@ -57,4 +101,33 @@ def format_reward(completions, **kwargs) -> list[float]:
     >>> format_reward(["ANSWER: 3", "It is 3.", "ANSWER: 3\nANSWER: 4"])
     [1.0, 0.0, 0.0]
     """
-    return [0.0 if extract_answer(completion_text(c)) is None else 1.0 for c in completions]
+    return [0.0 if extract_answer(completion_text(c), think) is None else 1.0 for c in completions]
+
+
+class ThinkBound:
+    """A math reward function with the ``think`` extraction setting frozen in (picklable, keeps ``__name__``).
+
+    >>> bind_think(correctness, "after_last_close")(["<think>3</think>ANSWER: 4"], answer=["4"])
+    [1.0]
+    """
+
+    def __init__(self, func: Callable, think: str) -> None:
+        if think not in THINK_MODES:
+            raise ValueError(f"think must be one of {THINK_MODES}, got {think!r}")
+        if func not in (correctness, format_reward):
+            raise ValueError(f"only correctness and format_reward take a think setting, not {func!r}")
+        self.func, self.think = func, think
+        self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __call__(self, *args, **kwargs):
+        kwargs.pop("think", None)
+        return self.func(*args, think=self.think, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"bind_think({self.__name__}, {self.think!r})"
+
+
+def bind_think(func: Callable, think: str) -> Callable:
+    """``correctness`` / ``format_reward`` with the extraction setting fixed; ``"none"`` returns ``func`` itself."""
+    return func if think == THINK_NONE and func in (correctness, format_reward) else ThinkBound(func, think)

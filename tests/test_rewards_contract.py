@@ -128,3 +128,40 @@ def test_fingerprint_is_stable_and_versioned():
     ident = rewards.verifier_id()
     assert len(ident["verifier_fingerprint"]) == 16
     assert ident == rewards.verifier_id()
+
+
+def test_correctness_logs_the_share_of_each_reason_through_trl_hooks():
+    """TRL 1.16 passes log_metric(name, value) and log_extra(column, values) to reward functions."""
+    metrics, extras = {}, {}
+    completions = ["ANSWER: 4", "ANSWER: 5", "no idea", "ANSWER: 3\nANSWER: 4", "ANSWER: 4", "ANSWER: 1"]
+    answer = ["4", "4", "4", "4", "\\frac{", "1"]
+    result = correctness(
+        completions=completions,
+        answer=answer,
+        log_metric=metrics.__setitem__,
+        log_extra=extras.__setitem__,
+        trainer_state=None,
+    )
+    assert result == [1.0, 0.0, 0.0, 0.0, None, 1.0]
+    assert extras == {"verdict_reason": ["correct", "mismatch", "no_answer", "hedged", "invalid_reference", "correct"]}
+    assert metrics["verdict/correct"] == pytest.approx(2 / 6)
+    assert (
+        metrics["verdict/mismatch"] == metrics["verdict/no_answer"] == metrics["verdict/hedged"] == pytest.approx(1 / 6)
+    )
+    assert metrics["verdict/too_complex"] == 0.0  # every reason is logged every step, so TRL's average is a share
+    assert sum(metrics.values()) == pytest.approx(1.0)
+
+
+def test_correctness_without_logging_hooks():
+    assert correctness(completions=["ANSWER: 4"], answer=["4"], log_metric=None, log_extra=None) == [1.0]
+    assert correctness(["ANSWER: 4"], ["4"]) == [1.0]
+
+
+def test_trl_passes_the_logging_hooks_by_these_names():
+    """Guards the kwarg names against a TRL upgrade."""
+    import inspect as pyinspect
+
+    from trl import GRPOTrainer
+
+    source = pyinspect.getsource(GRPOTrainer._calculate_rewards)
+    assert 'reward_kwargs["log_metric"]' in source and 'reward_kwargs["log_extra"]' in source
