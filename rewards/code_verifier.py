@@ -41,8 +41,8 @@ JUDGE_GRACE_S = 2.0  # the judge outlives the solution's wall limit by this much
 class JudgeError(RuntimeError):
     """The trusted judge itself failed (a bug, or tests too slow on their own), so no verdict can be trusted.
 
-    Never raised for something the solution did: a judge that dies or overruns while it handles the
-    solution's data fails that completion's remaining tests instead (see ``_run_function_tests``).
+    Never raised for something the solution did: a judge that dies or overruns on the solution's answers
+    (but not against a stand-in that only raises) fails that completion's remaining tests instead.
     """
 
 
@@ -101,7 +101,13 @@ def _verdict(code: str, outcomes: list[TestOutcome], flags: list[str]) -> Verdic
     return Verdict(not failures, code, reason, summary, passed, total, tuple(outcomes))
 
 
-async def _run_function_tests(code: str, spec: TestSpec, limits: SandboxLimits) -> tuple[list[TestOutcome], list[str]]:
+async def _run_function_tests(
+    code: str, spec: TestSpec, limits: SandboxLimits, stand_in: bool = False
+) -> tuple[list[TestOutcome], list[str]]:
+    """Run the judge against ``code``. If the judge dies or overruns, decide whose doing it was by running
+    it again against a stand-in (``stand_in=True``) that raises on every call: the judge fails again
+    only if the tests fail on their own (JudgeError), otherwise it was this solution's answers, and its
+    tests without a verdict fail. No solution can make this raise."""
     request_read, request_write = os.pipe()
     answer_read, answer_write = os.pipe()
     boxes: list[sandbox.Sandbox] = []
@@ -142,7 +148,7 @@ async def _run_function_tests(code: str, spec: TestSpec, limits: SandboxLimits) 
         started = await asyncio.gather(solution.read_info(limits.wall_s), judge.read_info(limits.wall_s))
         if not all(started):
             raise sandbox.SandboxError("bubblewrap did not start the solution or the judge sandbox")
-        # Each judge line is at most 2048 bytes (judge.MAX_LINE): a verdict and a solution_data mark per test.
+        # Each judge line is at most 2048 bytes (judge.MAX_LINE).
         reading = asyncio.gather(
             _collect(judge.process.stdout, stdout, 4096 * (len(spec.tests) + 2)),
             _collect(judge.process.stderr, stderr, 65536),
@@ -165,18 +171,26 @@ async def _run_function_tests(code: str, spec: TestSpec, limits: SandboxLimits) 
             if timed_out
             else f"the judge failed (exit {returncode}{', output over its cap' if over else ''})"
         )
-        stopped_at = next((o.index for o in outcomes if o.message == _NO_VERDICT), len(outcomes))
-        if stopped_at not in report.solution_data:
+        if stand_in:
             raise JudgeError(f"{failure}: {stderr.decode(errors='replace')[-2000:]}")
-        # The judge was handling this solution's data when it stopped: the solution's doing, so its
-        # remaining tests fail (the honest fraction stays) and the batch goes on.
-        logger.warning("%s handling a solution's answer (test %d); its remaining tests fail", failure, stopped_at)
-        message = f"{failure} while handling the solution's answer"
-        outcomes = [o if o.index < stopped_at else TestOutcome(o.index, False, message) for o in outcomes]
+        try:
+            await _run_function_tests(_stand_in_code(spec), spec, limits, stand_in=True)
+        except JudgeError as exc:
+            raise JudgeError(f"{failure}, and again against a stand-in that only raises: {exc}") from None
+        # Without this solution the judge works: its answers stopped it. Its tests without a verdict fail
+        # (the honest fraction stays) and the batch goes on.
+        logger.warning("%s on a solution's answers (not on a stand-in's); its remaining tests fail", failure)
+        message = f"{failure} on the solution's answers"
+        outcomes = [o if o.index in report.verdicts else TestOutcome(o.index, False, message) for o in outcomes]
         flags.append("timeout" if timed_out else "judge stopped")
     if solution_status is not None and solution_status > 128:
         flags.append(_signal_flag(solution_status - 128))
     return outcomes, flags
+
+
+def _stand_in_code(spec: TestSpec) -> str:
+    """A solution that answers every call with an exception: the counterfactual for blaming a judge failure."""
+    return f"def {spec.entry_point}(*args, **kwargs):\n    raise NotImplementedError('stand-in')\n"
 
 
 async def _collect(stream: asyncio.StreamReader | None, sink: bytearray, cap: int) -> bool:
@@ -200,23 +214,20 @@ def _signal_flag(number: int) -> str:
     return names.get(number, f"killed by signal {number}")
 
 
-_NO_VERDICT = "no verdict from the judge"
-
-
 @dataclass
 class _JudgeReport:
     outcomes: list[TestOutcome]
+    verdicts: set[int]  # the tests the judge gave a verdict for
     limits: list[str]  # "timeout" / "memory", from the judge's own field
-    solution_data: set[int]  # tests during which the judge had started reading from the solution
     setup_error: str | None
     done: bool
 
 
 def _read_report(lines: str, total: int) -> _JudgeReport:
     """One outcome per test; a test with no (or a garbled) verdict line fails: fail closed. Also the
-    limits the judge reported (its own field, not text the solution could have written) and its marks."""
+    limits the judge reported (its own field, not text the solution could have written)."""
     seen: dict[int, TestOutcome] = {}
-    report = _JudgeReport([], [], set(), None, False)
+    report = _JudgeReport([], set(), [], None, False)
     for line in lines.splitlines():
         try:
             record = json.loads(line)
@@ -225,9 +236,7 @@ def _read_report(lines: str, total: int) -> _JudgeReport:
         if not isinstance(record, dict):
             continue
         index, passed, message = record.get("test"), record.get("passed"), record.get("message")
-        if isinstance(record.get("solution_data"), int):
-            report.solution_data.add(record["solution_data"])
-        elif record.get("setup_error") is True:
+        if record.get("setup_error") is True:
             report.setup_error = str(message)
         elif record.get("done") is True:
             report.done = True
@@ -235,7 +244,10 @@ def _read_report(lines: str, total: int) -> _JudgeReport:
             seen[index] = TestOutcome(index, passed, "" if passed else str(message))
             if record.get("limit") in ("timeout", "memory"):
                 report.limits.append(record["limit"])
-    report.outcomes = [seen.get(index, TestOutcome(index, False, _NO_VERDICT)) for index in range(total)]
+    report.verdicts = set(seen)
+    report.outcomes = [
+        seen.get(index, TestOutcome(index, False, "no verdict from the judge")) for index in range(total)
+    ]
     return report
 
 

@@ -295,8 +295,9 @@ def test_limit_flags_come_from_the_machinery_not_from_model_text(code, limits, p
 
 # --- who is to blame when the judge stops: the solution (its tests fail) or the tests (an error) -------
 
+IS_PRIME = "def is_prime(n):\n    return n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1))"
 PRIMES = {
-    "setup": "def is_prime(n):\n    return n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1))",
+    "setup": IS_PRIME,
     "asserts": [
         "assert primes(2) == [2, 3]",
         "assert all(is_prime(p) for p in primes(3))",
@@ -304,24 +305,32 @@ PRIMES = {
     ],
     "entry_point": "primes",
 }
-# Right on the first test; then numbers whose trusted primality check takes far longer than any limit.
+# HumanEval style: the answer is kept in a variable and checked by a later test that makes no call.
+PRIMES_KEPT = {
+    "check": IS_PRIME + "\n\ndef check(candidate):\n    assert candidate(2) == [2, 3]\n    kept = candidate(3)\n"
+    "    assert len(kept) == 1000\n    assert all(is_prime(p) for p in kept)\n",
+    "entry_point": "primes",
+}
+# Right on the first tests; then numbers whose trusted primality check takes far longer than any limit.
 SLOW_TO_CHECK = "def primes(n):\n    return [2, 3] if n == 2 else [2 ** 61 - 1] * 1000\n"
 
 
 @pytest.mark.usefixtures("needs_sandbox")
 @pytest.mark.parametrize(
-    "limits, failure",
+    "tests, limits, failure, passed",
     [
-        (sandbox.SandboxLimits(wall_s=1.5), "did not finish"),  # killed by the host's wait
-        (sandbox.SandboxLimits(wall_s=4, cpu_s=1), "judge failed (exit 137)"),  # killed by its own RLIMIT_CPU
+        (PRIMES, sandbox.SandboxLimits(wall_s=1.5), "did not finish", [True, False, False]),  # the host's wait
+        (PRIMES, sandbox.SandboxLimits(wall_s=4, cpu_s=1), "judge failed (exit 137)", [True, False, False]),
+        (PRIMES_KEPT, sandbox.SandboxLimits(wall_s=1.5), "did not finish", [True, True, False]),
     ],
-    ids=["overrun", "killed"],
+    ids=["overrun", "killed by its RLIMIT_CPU", "answer kept for a later test"],
 )
-def test_a_judge_stopped_by_the_solutions_answer_fails_only_that_completions_remaining_tests(limits, failure):
-    verdict = grade_code_sync(f"```python\n{SLOW_TO_CHECK}```", PRIMES, limits)
-    assert (verdict.passed, verdict.total) == (1, 3), verdict.explanation
-    assert [o.passed for o in verdict.outcomes] == [True, False, False]
-    assert all(failure in o.message and "solution's answer" in o.message for o in verdict.outcomes[1:])
+def test_a_judge_stopped_by_the_solutions_answers_fails_only_that_completions_remaining_tests(
+    tests, limits, failure, passed
+):
+    verdict = grade_code_sync(f"```python\n{SLOW_TO_CHECK}```", tests, limits)
+    assert [o.passed for o in verdict.outcomes] == passed, verdict.explanation
+    assert all(failure in o.message and "solution's answers" in o.message for o in verdict.outcomes if not o.passed)
 
 
 @pytest.mark.usefixtures("needs_sandbox")

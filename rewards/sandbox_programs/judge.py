@@ -14,8 +14,6 @@ Exceptions with control-flow meaning are not re-raised as themselves (see ``buil
 
 Output (stdout, one JSON object per line, written only by this trusted process):
 ``{"test": i, "passed": bool, "message": str[, "limit": "timeout"|"memory"]}`` per test;
-``{"solution_data": i}`` when test ``i`` first waits on the solution (the greeting counts toward test
-0): from then on, if this process dies or overruns, the host blames the solution, not the tests;
 ``{"setup_error": true, "message": str}`` when the trusted prelude itself fails (the tests are unusable);
 ``{"done": true}`` last.
 
@@ -84,16 +82,13 @@ class Output:
 class Link:
     """The pipe pair to the solution sandbox, with a deadline shared by all calls."""
 
-    def __init__(self, read_fd, write_fd, deadline, output):
+    def __init__(self, read_fd, write_fd, deadline):
         self.read_fd = read_fd
         self.write_fd = write_fd
         self.deadline = deadline
-        self.output = output
         self.buffer = bytearray()
         self.dead = None  # why the solution is no longer usable
         self.limit = None
-        self.test = 0  # the test now running (the greeting belongs to test 0)
-        self.marked = -1  # the last test reported as holding solution data
 
     def send(self, text):
         data = text.encode("utf-8") + b"\n"
@@ -112,9 +107,6 @@ class Link:
                 self.kill(f"the solution stopped reading ({exc.strerror})")
 
     def receive(self):
-        if self.marked != self.test:  # from here on a failure of this process is the solution's doing
-            self.marked = self.test
-            self.output.write({"solution_data": self.test})
         searched = 0
         while (end := self.buffer.find(b"\n", searched)) < 0:
             searched = len(self.buffer)
@@ -207,7 +199,7 @@ def main():
     with open(SPEC, encoding="utf-8") as handle:
         spec = json.load(handle)
     os.set_blocking(write_fd, False)  # a solution that never reads must not hang the judge
-    link = Link(read_fd, write_fd, time.monotonic() + seconds, output)
+    link = Link(read_fd, write_fd, time.monotonic() + seconds)
 
     def verdict(index, passed, message="", limit=None):
         record = {"test": index, "passed": passed, "message": message}
@@ -233,7 +225,6 @@ def main():
     for name in spec["names"]:
         namespace[name] = make_proxy(link, spec["entry_point"])
     for index, test_source in enumerate(spec["tests"]):
-        link.test = index
         if link.dead is not None:
             verdict(index, False, link.dead, link.limit)
             continue
