@@ -9,7 +9,8 @@ Part 2 grades ``--completions`` completions (a mix of right, partly right and wr
 with ``--tests`` asserts at the default concurrency: two sandboxes per completion (judge + solution).
 ``--host-gb N`` first fills N GB of this process's memory, like a trainer holding a model: spawning
 must not get slower with the host's size (sandboxes start through vfork + setpriv, not fork).
-Targets (issue #5): overhead <= 60 ms median; 64 x 8 in <= 3 s on 2 cores.
+Targets (issue #5): overhead <= 60 ms median; 64 x 8 in <= 3 s on 2 cores. The load average is printed
+before and after: on a shared box other jobs' load shows up directly in both numbers.
 """
 
 from __future__ import annotations
@@ -109,8 +110,10 @@ def main() -> None:
         ballast[offset] = 1
     if ballast:
         print(f"holding {args.host_gb:g} GB resident in the host process")
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (the targets assume an idle box)")
     latency(args.runs)
     batch(args.completions, args.tests)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
