@@ -335,3 +335,22 @@ def test_help_lists_config_and_the_project_options_first_fast():
     # the value shown is the config's, not TRL's or the dataclass default
     assert any(line.split()[:1] == ["--max_steps"] and "cpu-smollm2.yaml: 30]" in line for line in lines)
     assert any(line.split()[:1] == ["--arithmetic_max_value"] and "cpu-smollm2.yaml: 10]" in line for line in lines)
+
+
+def test_model_card_names_the_base_model_and_the_run(tmp_path):
+    from train.manifest import build_manifest, write_manifest
+
+    script_args, training_args, model_args = parse("--output_dir", str(tmp_path / "run"))
+    model_args.model_name_or_path = str(REPO / "models" / "smollm2-135m-instruct")
+    write_manifest(build_manifest(script_args, training_args, model_args), tmp_path / "run", step=7)
+    card = (tmp_path / "run" / "README.md").read_text()
+    assert "[None]" not in card and "huggingface.co/None" not in card
+    assert f"base_model: {model_args.model_name_or_path}\n" in card
+    assert f"A fine-tuned version of the local checkpoint `{model_args.model_name_or_path}`" in card
+    assert "LoRA adapter (r=16, alpha=32) on a 4-bit (bitsandbytes nf4) base" in card
+    assert "| steps | 7 (max_steps 30) |" in card and "| rewards | correctness x 1, format x 0.25 |" in card
+
+    model_args.model_name_or_path = "HuggingFaceTB/SmolLM2-135M-Instruct"  # a Hub id links to the Hub
+    write_manifest(build_manifest(script_args, training_args, model_args), tmp_path / "hub", step=1)
+    card = (tmp_path / "hub" / "README.md").read_text()
+    assert "[HuggingFaceTB/SmolLM2-135M-Instruct](https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct)" in card

@@ -69,10 +69,69 @@ def build_manifest(script_args, training_args, model_args) -> dict:
 
 
 def write_manifest(manifest: dict, directory: str | Path, step: int | None = None) -> Path:
+    """run.json and, next to it, README.md: the model card with the run's facts."""
     path = Path(directory) / "run.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({**manifest, "global_step": step}, indent=2, sort_keys=True))
+    (path.parent / "README.md").write_text(model_card(manifest, step))
     return path
+
+
+def _base_model_line(base: str | None) -> str:
+    """The base model as a reader can find it: a Hub link for a Hub id, the path (and its source) for a local one.
+
+    TRL's generated card leaves a local base out ("fine-tuned version of [None](https://huggingface.co/None)").
+    """
+    if not base:
+        return "an unrecorded base model"
+    if not Path(base).is_dir():
+        return f"[{base}](https://huggingface.co/{base})"
+    source = Path(base, "verigrpo_source.json")  # written by scripts/prepare_cpu_model.py
+    origin = ""
+    if source.is_file():
+        facts = json.loads(source.read_text())
+        origin = f" (converted from {facts.get('gguf', '?')}, package {facts.get('package', '?')})"
+    return f"the local checkpoint `{base}`{origin}"
+
+
+def model_card(manifest: dict, step: int | None) -> str:
+    """A model card written from run.json, replacing TRL's (which has no base model for a local path)."""
+    script, training, model = (manifest["config"][k] for k in ("script", "training", "model"))
+    quant = "4-bit (bitsandbytes nf4)" if model.get("load_in_4bit") else "8-bit" if model.get("load_in_8bit") else ""
+    adapter = (
+        f"LoRA adapter (r={model.get('lora_r')}, alpha={model.get('lora_alpha')})" if model.get("use_peft") else ""
+    )
+    trained = " on a ".join(part for part in (adapter or "full fine-tune", f"{quant} base" if quant else "") if part)
+    weights = training.get("reward_weights")
+    rewards = ", ".join(
+        f"{name} x {w:g}" if weights else name
+        for name, w in zip(script.get("reward_funcs") or [], weights or [None] * len(script.get("reward_funcs") or []))
+    )
+    base = model.get("model_name_or_path")
+    return f"""---
+base_model: {base}
+library_name: peft
+tags: [grpo, trl, verigrpo]
+---
+
+# {Path(training.get("output_dir") or "model").name}
+
+A fine-tuned version of {_base_model_line(base)}, trained with GRPO (TRL) by verigrpo: {trained}.
+
+| | |
+|---|---|
+| steps | {step} (max_steps {training.get("max_steps")}) |
+| dataset | {script.get("dataset")}{f" ({script.get('dataset_path')})" if script.get("dataset_path") else ""} |
+| rewards | {rewards} |
+| generations per prompt | {training.get("num_generations")}, up to {training.get("max_completion_length")} tokens |
+| learning rate | {training.get("learning_rate")} ({training.get("lr_scheduler_type")}) |
+| seed | {training.get("seed")} |
+| verifier | {manifest.get("verifier_fingerprint")} (verigrpo {manifest.get("verigrpo_version")}) |
+| code | {manifest.get("git_commit")} |
+
+Everything else is in `run.json` next to this file. Every rollout the policy was paid for is in
+`rollouts/` (Inspect logs); `python scripts/audit_rollouts.py <this directory>` re-scores them.
+"""
 
 
 def read_manifest(directory: str | Path) -> dict | None:
