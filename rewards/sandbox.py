@@ -1,4 +1,4 @@
-"""Run untrusted programs under bubblewrap, hardened as ``../shared/notes/sandbox.md`` measured.
+"""Run untrusted programs under bubblewrap, hardened the way measurements on this machine kind showed necessary.
 
 Every run: an unprivileged host uid (65534 when we are root), all namespaces (no network, own pid
 tree with the program as pid 1, no nested user namespaces), a read-only root, ``/dev`` and ``/usr``,
