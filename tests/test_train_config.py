@@ -259,6 +259,15 @@ def test_every_bad_value_is_named_in_one_paragraph(fake_model):
     assert "\n" not in message
 
 
+def test_resume_from_a_directory_that_is_not_a_checkpoint_is_refused(tmp_path, fake_model):
+    (tmp_path / "checkpoint-2").mkdir()  # e.g. a checkpoint whose save was interrupted
+    for path in (tmp_path / "checkpoint-2", tmp_path / "checkpoint-9"):
+        with pytest.raises(ConfigError, match=rf"resume_from_checkpoint: {path} is not a checkpoint"):
+            preflight(fake_model, "--resume_from_checkpoint", str(path))
+    (tmp_path / "checkpoint-2" / "trainer_state.json").write_text("{}")
+    preflight(fake_model, "--resume_from_checkpoint", str(tmp_path / "checkpoint-2"))
+
+
 def test_missing_config_file_is_refused_with_the_bundled_ones_named(tmp_path):
     with pytest.raises(ConfigError, match=r"--config: .*nope.yaml does not exist .*configs/cpu-smollm2.yaml"):
         parse_config(["--config", str(tmp_path / "nope.yaml")])

@@ -366,6 +366,12 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
         )
     if script_args.dataset_path and Path(script_args.dataset_path).suffix != ".json":  # .json: one array, any layout
         check_line_lengths(script_args.dataset_path)
+    resume = training_args.resume_from_checkpoint
+    if resume and not Path(resume, "trainer_state.json").is_file():
+        raise ConfigError(
+            f"resume_from_checkpoint: {resume} is not a checkpoint (no trainer_state.json; resolved: "
+            f"{Path(resume).resolve()}). Give a <output_dir>/checkpoint-N directory of the run to continue."
+        )
     if not model_args.model_name_or_path:
         raise ConfigError("model_name_or_path is required (a local checkpoint directory or a Hub model id).")
     path = model_args.model_name_or_path
