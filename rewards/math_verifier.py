@@ -95,16 +95,34 @@ def _round_half_up(value: Fraction, places: int) -> Fraction:
     return Fraction(int(scaled + Fraction(1, 2)) if scaled >= 0 else -int(-scaled + Fraction(1, 2)), 10**places)
 
 
+def _terminates(value: Fraction) -> bool:
+    """Whether ``value`` has a finite decimal expansion (its denominator is 2^a 5^b)."""
+    q = value.denominator
+    for p in (2, 5):
+        while q % p == 0:
+            q //= p
+    return q == 1
+
+
 def _numbers_equal(candidate: ExactNumber, reference: ExactNumber) -> bool:
-    """Exact equality; a reference written with N decimals (``3.14``) also accepts values that round to it."""
+    r"""Exact equality. Rounding pays only when the reference can be nothing but an approximation.
+
+    A reference written with N decimals (``0.33``) accepts a candidate that rounds to it (half up)
+    only when the candidate is exact and has no finite decimal expansion (``1/3``, ``0.\overline{3}``):
+    then no exact decimal reference could have been written. A candidate written as a decimal
+    (``7.249`` for ``7.25``, ``0.333`` for ``0.33``) or one whose exact decimal is finite (``89/20``
+    = 4.45 for ``4.5``) must be equal: GSM8K-style decimals are exact.
+    """
     if candidate.value == reference.value:
         return True
     places = reference.decimal_places
-    if places:
-        if candidate.decimal_places is not None and candidate.decimal_places < places:
-            return False  # "3.1" does not state "3.14"
+    if places and candidate.decimal_places is None and not _terminates(candidate.value):
         return _round_half_up(candidate.value, places) == reference.value
     return False
+
+
+_PRIME = re.compile(r"'|\\prime\b")
+_NUMBER_SUBSCRIPT = re.compile(r"(?<![A-Za-z])\d+\s*_")  # 100_2, 12_{x}: a base or a label, not the number
 
 
 _SYMBOLIC_CACHE_SIZE = 65536
@@ -137,7 +155,24 @@ def _symbolic(candidate: str, reference: str, places: int | None, budget: Budget
 
 
 def _compare_leaf(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
-    """Return if equal; raise _CandidateFailed(MISMATCH/UNPARSEABLE/TOO_COMPLEX) otherwise."""
+    """Return if equal; raise _CandidateFailed(MISMATCH/UNPARSEABLE/TOO_COMPLEX) otherwise.
+
+    The values are compared first (so a broken reference is always reported), then what the
+    parsers drop: the names on the left (``x = 2x + 1`` is not ``y = 2x + 1``), primes (``f'(x)``
+    is not ``f(x)``) and subscripts on numbers (``100_2`` is not ``100``).
+    """
+    _compare_values(candidate, reference, budget)
+    if candidate.name and reference.name and candidate.name != reference.name:
+        raise _CandidateFailed(Reason.MISMATCH, f"names {candidate.name!r}, want {reference.name!r}")
+    if len(_PRIME.findall(candidate.text)) != len(_PRIME.findall(reference.text)):
+        raise _CandidateFailed(Reason.MISMATCH, f"primes differ: got {candidate.text!r}, want {reference.text!r}")
+    if bool(_NUMBER_SUBSCRIPT.search(candidate.text)) != bool(_NUMBER_SUBSCRIPT.search(reference.text)):
+        raise _CandidateFailed(
+            Reason.MISMATCH, f"a subscripted number: got {candidate.text!r}, want {reference.text!r}"
+        )
+
+
+def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
     ref_q = structure.split_quantity(reference.text)
     cand_q = structure.split_quantity(candidate.text)
     if ref_q.unit and cand_q.unit and ref_q.unit != cand_q.unit:
@@ -172,6 +207,11 @@ def _compare_leaf(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
 
 
 def _compare(candidate, reference, budget: Budget) -> None:
+    # an inequality in one named variable and an interval are the same answer (-2 \le x \le 7, [-2, 7])
+    if isinstance(candidate, Leaf) and structure.is_interval_set(reference):
+        candidate = structure.as_interval_set(candidate.text) or candidate
+    elif isinstance(reference, Leaf) and structure.is_interval_set(candidate):
+        reference = structure.as_interval_set(reference.text) or reference
     if isinstance(reference, Leaf):
         if isinstance(candidate, Leaf):
             return _compare_leaf(candidate, reference, budget)

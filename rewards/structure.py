@@ -113,7 +113,9 @@ def normalize(text: str) -> str:
     text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
     text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
     text = text.replace(r"\varnothing", r"\emptyset")
+    text = re.sub(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))", ",", text)  # 11,\! 111,\! 100: LaTeX thousands separators
     text = text.replace("{,}", ",").replace(r"\!", "").replace(r"\cfrac", r"\frac")
+    text = re.sub(r"(?<!\\)\\$", "", text.rstrip())  # a stray trailing backslash ("185\\")
     text = re.sub(r"(?<=\d)\\,(?=\d{3}\b)", " ", text)  # 1\,000 thin-space thousands
     text = _SPACING.sub(" ", text)
     for plain, tex in ((">=", r"\ge "), ("<=", r"\le "), ("!=", r"\ne "), (r"\lt", "<"), (r"\gt", ">")):
@@ -151,6 +153,7 @@ def normalize(text: str) -> str:
 class Leaf:
     text: str
     equation: bool = False  # a two-sided equation compared as an equation (x^2 + y^2 = 1)
+    name: str = ""  # what the answer was called (``y`` in ``y = 2x + 1``): must match when both sides name it
 
 
 @dataclass(frozen=True)
@@ -231,6 +234,27 @@ _MATRIX = re.compile(r"^\\begin\{([pbB]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end
 
 
 VALUE, REFERENCE, EQUATION = "value", "reference", "equation"
+_LIST_SEPARATOR = re.compile("[,;]")
+# A label names an answer without being math: |AB|, \frac{NO}{BO}, V_1:V_2, (p, q), m\angle ABC.
+_LABEL_COMMANDS = re.compile(
+    r"\\(?:frac|dfrac|tfrac|angle|measuredangle|overline|triangle|widehat|overarc|arc|vert|lvert|rvert|mathrm|text"
+    r"|operatorname|left|right)\b"
+)
+_SUBSCRIPT = re.compile(r"_\{?[A-Za-z0-9]+\}?")
+
+
+def _is_label(lhs: str, rhs: str) -> bool:
+    """``lhs`` only names the value on ``rhs`` (letters, subscripts, bars, a fraction of names; no digits or
+    operators), and ``rhs`` is a constant (no variables): ``|AB| = 1``, ``(p, q) = (3, 2)``."""
+    bare = _SUBSCRIPT.sub("", _LABEL_COMMANDS.sub("", lhs))
+    if not re.fullmatch(r"[A-Za-z|{}():,/\s']*[A-Za-z][A-Za-z|{}():,/\s']*", bare):
+        return False
+    return re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", rhs)) is None
+
+
+def _name_key(name: str) -> str:
+    """A name compared as written, minus spacing, braces and bars: ``a_{3}`` is ``a_3``, ``|AB|`` is ``AB``."""
+    return re.sub(r"[\s{}|]|\\left|\\right", "", name)
 
 
 def parse_structure(text: str, equations: str = VALUE):
@@ -267,22 +291,36 @@ def parse_structure(text: str, equations: str = VALUE):
         head, sep, tail = text.partition(r"\in")
         if _NAME.match(head.strip()):
             return parse_structure(tail.strip(), equations)
+    assignments = _split_top(text, _LIST_SEPARATOR)
+    if len(assignments) > 1 and sum("=" in part for part in assignments) >= 2:  # x = -5, p = 14/3
+        if any(not p for p in assignments):
+            raise Unparseable("empty element")
+        return _collection([parse_structure(p, equations) for p in assignments], ordered=False, brackets="set")
     if "=" in text and not _RELATIONS.search(text):
         parts = _split_top(text, re.compile(r"(?<![<>!\\])=(?!=)"))
         if len(parts) > 1:
-            if equations == EQUATION and len(parts) == 2:
+            if equations == EQUATION and len(parts) == 2 and not _is_label(parts[0], parts[1]):
                 return Leaf("=".join(parts), equation=True)
-            while len(parts) > 1 and _NAME.match(parts[0]):
+            names = []
+            while len(parts) > 1 and (_NAME.match(parts[0]) or (len(parts) == 2 and _is_label(parts[0], parts[1]))):
+                names.append(_name_key(parts[0]))
                 parts = parts[1:]
             if equations == REFERENCE and len(parts) == 2:
                 return Leaf("=".join(parts), equation=True)
             if any(not p for p in parts):
                 raise Unparseable("empty side of an equation")
             nodes = [parse_structure(p, equations) for p in parts]
-            return nodes[0] if len(nodes) == 1 else Chain(tuple(nodes))
+            if len(nodes) == 1:
+                node = nodes[0]
+                if names and isinstance(node, Leaf) and not node.name:
+                    return Leaf(node.text, node.equation, names[-1])
+                return node
+            return Chain(tuple(nodes))
     if outer := _outer_brackets(text):
         opener, inner, closer = outer
         items = _split_top(inner, re.compile(","))
+        if len(items) == 1 and ";" in inner:
+            items = _split_top(inner, re.compile(";"))  # (0;-2;6)
         if len(items) > 1 or opener == r"\{" or (opener == "{" and len(items) > 1):
             if any(not i for i in items):
                 raise Unparseable("empty element")
@@ -294,13 +332,124 @@ def parse_structure(text: str, equations: str = VALUE):
             return parse_structure(inner.strip(), equations)  # \left[\begin{array}...\end{array}\right]
         if (opener, closer) in (("(", ")"), ("{", "}")):
             return parse_structure(inner.strip(), equations)
-    if "," in text and not _THOUSANDS.match(text):
-        items = _split_top(text, re.compile(","))
+    if ("," in text and not _THOUSANDS.match(text)) or ";" in text:
+        items = _split_top(text, _LIST_SEPARATOR)
         if len(items) > 1:
             if any(not i for i in items):
                 raise Unparseable("empty element")
             return _collection([parse_structure(i, equations) for i in items], ordered=False, brackets="set")
     return Leaf(text)
+
+
+_INEQUALITY = re.compile(r"(<|>|\\leq?|\\geq?)(?![A-Za-z])")
+_INTERVAL_BRACKETS = frozenset({"()", "[]", "[)", "(]"})
+
+
+def _constant(text: str) -> bool:
+    return bool(text) and re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", text)) is None
+
+
+def inequality_interval(text: str) -> Collection | None:
+    r"""``-2 \le x \le 7`` -> the interval ``[-2, 7]``; ``x > 3`` -> ``(3, \infty)``; else None.
+
+    Only one named variable (``x``, ``f(x)``) between constant bounds: the set of values it may
+    take is then exactly the interval, so either spelling of the answer is the same answer.
+    """
+    parts = [p.strip() for p in _INEQUALITY.split(text)]
+    if len(parts) not in (3, 5):
+        return None
+    values, relations = parts[0::2], parts[1::2]
+    less = [r in ("<", r"\le", r"\leq") for r in relations]
+    closed = [r.startswith(("\\le", "\\ge")) for r in relations]
+    if len(values) == 3:
+        low, name, high = values
+        if not (_NAME.match(name) and _constant(low) and _constant(high)) or less[0] != less[1]:
+            return None
+        if not less[0]:  # 7 \ge x \ge -2
+            low, high, closed = high, low, closed[::-1]
+        brackets = ("[" if closed[0] else "(") + ("]" if closed[1] else ")")
+        return Collection((Leaf(low), Leaf(high)), ordered=True, brackets=brackets)
+    left, right = values
+    if _NAME.match(left) and _constant(right):  # x < 5
+        upper = less[0]
+        bound = right
+    elif _NAME.match(right) and _constant(left):  # 5 > x
+        upper = not less[0]
+        bound = left
+    else:
+        return None
+    if upper:
+        return Collection((Leaf(r"-\infty"), Leaf(bound)), ordered=True, brackets="(" + ("]" if closed[0] else ")"))
+    return Collection((Leaf(bound), Leaf(r"\infty")), ordered=True, brackets=("[" if closed[0] else "(") + ")")
+
+
+_ABS_NAME = re.compile(r"^\|\s*(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?\s*\|$")
+
+
+def _fraction_text(value) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def abs_inequality_set(text: str) -> Collection | None:
+    r"""``1 \le |z| \le \frac{3}{2}`` -> ``[-3/2, -1] \cup [1, 3/2]``; ``|x| < 2`` -> ``(-2, 2)``; else None.
+
+    Plain-number bounds only (``rewards.exact_numbers``), so the sign of each bound is known exactly.
+    """
+    from rewards.exact_numbers import NumberTooLarge, parse_number
+
+    parts = [p.strip() for p in _INEQUALITY.split(text)]
+    if len(parts) == 3:  # |x| < b, |x| >= a, b > |x|
+        left, relation, right = parts
+        less = relation in ("<", r"\le", r"\leq")
+        if _ABS_NAME.match(right):
+            left, right, less = right, left, not less
+        if not _ABS_NAME.match(left):
+            return None
+        closed = relation.startswith(("\\le", "\\ge"))
+        parts = ["0", r"\le", left, relation, right] if less else [right, relation, left, "<", r"\infty"]
+        if not less:
+            parts[1] = r"\le" if closed else "<"
+    if len(parts) != 5 or not _ABS_NAME.match(parts[2]):
+        return None
+    low_text, rel_low, _, rel_high, high_text = parts
+    if rel_low not in ("<", r"\le", r"\leq") or rel_high not in ("<", r"\le", r"\leq"):
+        return None
+    try:
+        low = parse_number(low_text)
+        high = None if high_text == r"\infty" else parse_number(high_text)
+    except NumberTooLarge:
+        return None
+    if low is None or low.value < 0 or (high_text != r"\infty" and (high is None or high.value <= low.value)):
+        return None
+    low_closed, high_closed = rel_low != "<", rel_high != "<"
+    hi = r"\infty" if high is None else _fraction_text(high.value)
+    neg_hi = r"-\infty" if high is None else _fraction_text(-high.value)
+    if low.value == 0 and low_closed:  # 0 <= |x| <= b: one interval
+        return Collection((Leaf(neg_hi), Leaf(hi)), True, ("[" if high_closed else "(") + ("]" if high_closed else ")"))
+    lo, neg_lo = _fraction_text(low.value), _fraction_text(-low.value)
+    negative = Collection(
+        (Leaf(neg_hi), Leaf(neg_lo)), True, ("[" if high_closed else "(") + ("]" if low_closed else ")")
+    )
+    positive = Collection((Leaf(lo), Leaf(hi)), True, ("[" if low_closed else "(") + ("]" if high_closed else ")"))
+    return Collection((negative, positive), False, "set")
+
+
+def as_interval_set(text: str) -> Collection | None:
+    """The set an inequality in one variable describes, as an interval or a union of intervals (or None)."""
+    return inequality_interval(text) or abs_inequality_set(text)
+
+
+def is_interval_set(node) -> bool:
+    """An interval, or a union (set) of intervals."""
+    if isinstance(node, Collection) and not node.ordered and node.brackets == "set":
+        return bool(node.items) and all(is_interval(item) for item in node.items)
+    return is_interval(node)
+
+
+def is_interval(node) -> bool:
+    return (
+        isinstance(node, Collection) and node.ordered and len(node.items) == 2 and node.brackets in _INTERVAL_BRACKETS
+    )
 
 
 def _collection(nodes: list, ordered: bool, brackets: str) -> Collection:
@@ -317,13 +466,28 @@ def _is_set(node) -> bool:
 
 # ---- units, currency, percent ------------------------------------------------------------
 
-_NOT_UNITS = frozenset(
-    "or and not approximately approx about around roughly nearly almost maybe either plus minus to than"
-    " less more least most between except if unless times over divided by i e x y z n k"
-    " pi sqrt sin cos tan cot sec csc log ln exp inf infty infinity nan oo".split()
+# Only these words (singular, lower case) are read as a unit; anything else after a number
+# ("12 is incorrect", "3 unsure", "5 apples") stays in the answer, which then does not parse.
+_UNITS = frozenset(
+    "mm cm m km nm meter metre millimeter millimetre centimeter centimetre kilometer kilometre"
+    " in inch ft foot yd yard mi mile"
+    " mg g kg gram milligram kilogram lb pound oz ounce ton tonne"
+    " ml l liter litre milliliter millilitre gallon gal quart pint cup tablespoon tbsp teaspoon tsp cc"
+    " s sec second ms millisecond min minute h hr hour day week month year yr decade century"
+    " mph kph kmh knot"
+    " dollar cent euro yuan rupee usd"
+    " degree radian rad"
+    " unit square sq cubic"
+    " v volt a amp ampere w watt kw kwh j joule n newton hz pa kpa cal kcal calorie".split()
 )
-_UNIT_SYNONYMS = {"degree": "degrees", "deg": "degrees", "dollar": "dollars", "cent": "cents"}
+_UNIT_SYNONYMS = {"degrees": "degree", "deg": "degree", "feet": "foot", "inches": "inch", "units": "unit"}
+_UNIT_TOKEN = re.compile(r"(?P<word>[A-Za-z]+)\.?(?:\^\{?(?P<power>\d)\}?)?|(?P<per>/)")
 _QUANTITY = re.compile(r"^(?P<core>.*?[\d}.])\s+(?P<unit>(?:[A-Za-z]+\.?(?:\^\{?\d\}?)?(?:\s*/\s*|\s+|$))+)$")
+
+
+def _canonical_unit(word: str) -> str:
+    word = word.lower()
+    return _UNIT_SYNONYMS.get(word) or _singular(word)
 
 
 def _singular(word: str) -> str:
@@ -359,16 +523,17 @@ def split_quantity(text: str) -> Quantity:
     text = _unwrap_command(text, _TEXT_CMD).strip()
     m = explicit or _QUANTITY.match(text)
     if m:
-        words = re.findall(r"[A-Za-z]+", m.group("unit"))
-        if (
-            words
-            and not any(w.lower() in _NOT_UNITS for w in words)
-            and (explicit or len(words) > 1 or len(words[0]) > 1)
-        ):
+        unit_text = m.group("unit") + ((explicit.group("power") or "") if explicit else "")
+        tokens = list(_UNIT_TOKEN.finditer(unit_text))
+        words = [_canonical_unit(t.group("word")) for t in tokens if t.group("word")]
+        if words and all(w in _UNITS for w in words) and (explicit or len(words) > 1 or len(words[0]) > 1):
             text = _unwrap_command(m.group("core"), _TEXT_CMD).strip()
-            unit = " ".join(_singular(_UNIT_SYNONYMS.get(w.lower(), w.lower())) for w in words)
-            if explicit and explicit.group("power"):
-                unit += "^" + explicit.group("power").strip("^{}")
+            unit = " ".join(
+                "/"
+                if t.group("per")
+                else _canonical_unit(t.group("word")) + ("^" + t.group("power") if t.group("power") else "")
+                for t in tokens
+            )
     if not percent and text.endswith("%"):
         percent, text = True, text[:-1].rstrip()
     return Quantity(" ".join(text.split()), unit, percent)

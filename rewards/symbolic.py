@@ -261,9 +261,25 @@ def _boolean_equal(a, b) -> bool:
     return True
 
 
+def _terminates(q: int) -> bool:
+    """Whether 1/q has a finite decimal expansion (q = 2^a 5^b)."""
+    q >>= (q & -q).bit_length() - 1  # strip the factors of 2
+    while q % 5 == 0:
+        q //= 5
+    return q == 1
+
+
 def rounds_to(candidate, reference_places: int, reference) -> bool:
-    """A real constant candidate (``\\sqrt{2}``) against a reference stated to N decimal places (``1.41``)."""
+    """A real constant candidate (``\\sqrt{2}``) against a reference stated to N decimal places (``1.41``).
+
+    Only a candidate without a finite decimal expansion may round (irrational, or a rational like
+    1/3): a finite decimal reference for it can only be an approximation. ``89/20`` is 4.45 exactly,
+    so it does not round to a reference ``4.5``.
+    """
     if not (isinstance(candidate, sympy.Expr) and candidate.is_number and candidate.is_real):
+        return False
+    value = candidate.doit()
+    if value.is_Rational and _terminates(int(value.q)):
         return False
     value = _numeric(candidate, reference_places + 30)
     if value is None:

@@ -14,7 +14,18 @@ from rewards import InvalidReference, Reason, grade, is_correct, math_verifier, 
 from rewards.math_verifier import check
 from rewards.worker_pool import Budget, WorkerPool
 
+P = pytest.param
 BOUND_S = 3.0  # generous for a loaded CI box; scripts/bench_verifier.py reports the real maximum
+
+
+@pytest.fixture(autouse=True, scope="module")
+def generous_deadline():
+    """Verdict tests: the wall-clock deadline only turns a verdict into VerifierOverloaded on a busy machine
+    (tests/test_verifier_load.py holds that bound under load); verdicts do not depend on it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(worker_pool, "DEADLINE_S", 60.0)
+        worker_pool.warm_up()  # the pool's first start is not what these tests time
+        yield
 
 
 def injection_strings(marker):
@@ -154,3 +165,27 @@ def test_grade_explains_every_reason():
     assert grade("ANSWER: \uff11", "1").reason is Reason.UNPARSEABLE
     with pytest.raises(InvalidReference, match="cannot be parsed"):
         grade("ANSWER: 1", "\\frac{")
+
+
+# (completion, reference, correct, reason): what grade() pays, given the whole completion
+GRADE_CASES = [
+    # --- hedges through extraction ---
+    P("ANSWER: \\boxed{4} (or maybe 5)", "4", False, Reason.UNPARSEABLE, id="box-plus-alternative-on-answer-line"),
+    P("ANSWER: 4\nWait, that's wrong, it is 5.", "4", False, Reason.HEDGED, id="retracted-answer"),
+    P("ANSWER: 4\nWait, that's wrong, it is 5.", "5", False, Reason.HEDGED, id="retraction-is-not-an-answer"),
+    P("\\boxed{1}\\boxed{0}", "0", False, Reason.HEDGED, id="two-boxes"),
+    P("ANSWER: 4\nANSWER: 5", "4", False, Reason.HEDGED, id="two-answers-one-right"),
+    # --- restatements that verify equal are one answer ---
+    P("ANSWER: 4\nANSWER: 4.0", "4", True, Reason.CORRECT, id="restated-as-decimal"),
+    P("\\boxed{\\frac{1}{2}} so ANSWER: 0.5", "0.5", False, Reason.HEDGED, id="value-after-the-box"),
+    P("\\boxed{\\frac{1}{2}}\nANSWER: 0.5", "1/2", True, Reason.CORRECT, id="box-and-line-equal"),
+    P("ANSWER: 4\nANSWER: 4.0", "5", False, Reason.HEDGED, id="restated-but-wrong"),
+    P("ANSWER: x = 4\nANSWER: 4", "4", True, Reason.CORRECT, id="restated-with-name"),
+    P("ANSWER: 4\nI hope it is correct.", "4", True, Reason.CORRECT, id="closing-prose"),
+]
+
+
+@pytest.mark.parametrize(("completion", "reference", "correct", "reason"), GRADE_CASES)
+def test_grade_table(completion, reference, correct, reason):
+    verdict = grade(completion, reference)
+    assert (verdict.correct, verdict.reason) == (correct, reason), verdict

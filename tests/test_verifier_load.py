@@ -63,15 +63,21 @@ def timed_check(pair):
     return verdict, time.monotonic() - start
 
 
-def assert_same_verdicts(jobs, results, quiet):
-    """Every quick comparison gives its quiet verdict within the bound. A slow one (a whole CPU budget
-    of work) may instead miss the deadline on a saturated machine: then it is an error, never a
-    different verdict, and it still returns within the bound."""
+def assert_same_verdicts(jobs, results, quiet, ambient_load=0.0):
+    """Never a different verdict, and never a call over the bound.
+
+    A slow comparison (a whole CPU budget of work) may instead miss the deadline when burners
+    share the cores: that is ``VerifierOverloaded``, an error, returned at the deadline. When the
+    machine was already saturated before the burners started (other jobs on a shared CI box:
+    load average above the core count), a quick one may miss it too; it is still never a
+    different verdict.
+    """
+    saturated = ambient_load > (os.cpu_count() or 1)
     for pair, (verdict, elapsed) in zip(jobs, results):
-        if pair in SLOW and verdict == "overloaded":
-            assert elapsed < LATENCY_BOUND_S + 0.05, (pair, elapsed)
+        assert elapsed < LATENCY_BOUND_S + 0.05, (pair, elapsed)
+        if verdict == "overloaded" and (pair in SLOW or saturated):
             continue
-        assert verdict == quiet[pair], pair
+        assert verdict == quiet[pair], (pair, verdict, f"load average before the burners: {ambient_load:.1f}")
         assert elapsed < LATENCY_BOUND_S, (pair, elapsed)
 
 
@@ -85,10 +91,14 @@ def quiet_verdicts():
 
 @pytest.fixture
 def cpu_burners():
-    """Two busy-looping processes (the machine's other work: tokenization, data loading, rollouts)."""
+    """Two busy-looping processes (the machine's other work: tokenization, data loading, rollouts).
+
+    Yields the load average from before they started.
+    """
+    ambient = os.getloadavg()[0]
     procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     time.sleep(0.2)
-    yield
+    yield ambient
     for proc in procs:
         proc.kill()
         proc.wait()
@@ -121,7 +131,7 @@ def test_sixteen_threads_with_cpu_burners(quiet_verdicts, cpu_burners):
     rng.shuffle(jobs)
     with ThreadPoolExecutor(16) as threads:
         results = list(threads.map(timed_check, jobs))
-    assert_same_verdicts(jobs, results, quiet_verdicts)
+    assert_same_verdicts(jobs, results, quiet_verdicts, cpu_burners)
 
 
 def test_asyncio_with_cpu_burners(quiet_verdicts, cpu_burners):
@@ -131,7 +141,7 @@ def test_asyncio_with_cpu_burners(quiet_verdicts, cpu_burners):
         return await asyncio.gather(*(asyncio.to_thread(timed_check, pair) for pair in jobs))
 
     results = asyncio.run(main())
-    assert_same_verdicts(jobs, results, quiet_verdicts)
+    assert_same_verdicts(jobs, results, quiet_verdicts, cpu_burners)
 
 
 def test_a_missed_deadline_is_an_error_not_a_verdict():
