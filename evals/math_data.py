@@ -195,6 +195,19 @@ def _problem_from_record(record: object, where: str, index: int, prefix: str) ->
     return MathProblem(str(record.get("id", f"{prefix}-{index}")), question, answer, metadata)
 
 
+def _error_position(exc: json.JSONDecodeError) -> tuple[int, int]:
+    """(line, column) of a JSON error, both from 1, in the decoded text.
+
+    When the input ends too early (a missing ``}``), ``json`` reports the end of the input, which is past
+    the trailing newline: line 2, column 1 for a one-line record. The mistake is at the end of the last
+    non-blank text, so that is where we point.
+    """
+    doc, pos = exc.doc, exc.pos
+    if not doc[pos:].strip():
+        pos = len(doc[:pos].rstrip())
+    return doc.count("\n", 0, pos) + 1, pos - doc.rfind("\n", 0, pos)
+
+
 def _json_lines(path: Path) -> Iterator[tuple[int, object]]:
     with path.open(encoding="utf-8") as handle:
         for lineno, line in enumerate(handle, start=1):
@@ -203,7 +216,8 @@ def _json_lines(path: Path) -> Iterator[tuple[int, object]]:
             try:
                 yield lineno, json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+                _, column = _error_position(exc)
+                raise DatasetError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {column})") from None
 
 
 def _json_array(path: Path) -> Iterator[tuple[int, object]]:
@@ -226,7 +240,8 @@ def _json_array(path: Path) -> Iterator[tuple[int, object]]:
         try:
             item, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+            line, column = _error_position(exc)
+            raise DatasetError(f"{path}:{line}: malformed JSON ({exc.msg} at column {column})") from None
         yield lineno, item
 
 

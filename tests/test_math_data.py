@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from evals.code_data import load_code_problems
 from evals.math_data import (
     DatasetError,
     DatasetUnavailable,
@@ -98,6 +99,36 @@ def test_bad_jsonl_names_file_and_line(tmp_path, content, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(content)
     with pytest.raises(DatasetError, match=message):
+        load_file(path)
+
+
+RECORD = '{"question": "What is 2 + 2?", "answer": "4", "id": 7'  # 53 characters, no closing brace
+
+
+@pytest.mark.parametrize(
+    ("line", "column"),
+    [
+        (RECORD, 54),  # just after the last character: json.loads alone says line 2, column 1 (past the newline)
+        (RECORD + "   ", 54),  # trailing blanks do not move it
+        ('{"question": oops, "answer": "1"}', 14),  # a mistake inside the line: its own column
+        ('{"question": "q", "answer": "1"} x', 34),
+    ],
+)
+def test_malformed_jsonl_reports_the_real_column(tmp_path, line, column):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"question": "q", "answer": "1"}\n' + line + "\n\n")
+    with pytest.raises(DatasetError, match=rf"bad\.jsonl:2: malformed JSON \(.* at column {column}\)$"):
+        load_file(path)
+    path.write_text(line + "\n")  # every jsonl reader shares the line reader, evals/code_data.py's too
+    for load in (load_file, lambda p: load_gsm8k(path=p), load_code_problems):
+        with pytest.raises(DatasetError, match=rf"bad\.jsonl:1: malformed JSON \(.* at column {column}\)$"):
+            load(path)
+
+
+def test_malformed_json_array_reports_the_real_line_and_column(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text("[\n  " + RECORD + "\n\n")  # the array and its last object are never closed
+    with pytest.raises(DatasetError, match=r"bad\.json:2: malformed JSON \(.* at column 56\)$"):
         load_file(path)
 
 
