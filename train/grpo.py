@@ -12,18 +12,27 @@ rewarded it. Every save holds the adapter, the tokenizer (with its chat template
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
 from pathlib import Path
 
-from rewards.worker_pool import warm_up
-from train.config import ConfigError, ScriptArguments, parse_config, validate
+# Before torch loads its OpenMP runtime: idle OpenMP threads sleep instead of spin-waiting. On a busy
+# CPU a spinning thread burns the time slice its descheduled partner needs; CPU GRPO steps then took
+# 10-40x longer instead of the 2-5x the lost CPU share explains (scripts/bench_train.py --burners).
+# Only effective when this file is the entry point (or is imported before torch); a set value wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from rewards.worker_pool import warm_up  # noqa: E402 - after the OpenMP setting
+from train.config import ConfigError, ScriptArguments, parse_config, validate  # noqa: E402
 
 
-def _summary(log_history: list[dict], seconds: float) -> str:
+def _summary(log_history: list[dict], seconds: float, first_step: int = 0) -> str:
+    """What this process did (steps after ``first_step``, the resumed checkpoint's), and the run's reward trend."""
     steps = [entry for entry in log_history if "reward" in entry]
-    if not steps:
+    ran = [entry for entry in steps if entry.get("step", 0) > first_step]
+    if not ran:
         return "no training steps were logged"
     window = max(1, min(5, len(steps) // 3 or 1))
     first = sum(e["reward"] for e in steps[:window]) / window
@@ -34,9 +43,10 @@ def _summary(log_history: list[dict], seconds: float) -> str:
         fmt_first = sum(e.get(fmt_key, 0.0) for e in steps[:window]) / window
         fmt_last = sum(e.get(fmt_key, 0.0) for e in steps[-window:]) / window
         fmt = f"; format rate {fmt_first:.2f} -> {fmt_last:.2f}"
+    resumed = f" (resumed from checkpoint-{first_step})" if first_step else ""
     return (
-        f"{steps[-1].get('step', len(steps))} steps in {seconds:.0f} s ({seconds / len(steps):.1f} s/step); "
-        f"reward (mean of first/last {window} steps) {first:.3f} -> {last:.3f}{fmt}"
+        f"{len(ran)} step{'' if len(ran) == 1 else 's'}{resumed} in {seconds:.0f} s ({seconds / len(ran):.1f} s/step); "
+        f"reward over the run's {len(steps)} steps (mean of first/last {window}) {first:.3f} -> {last:.3f}{fmt}"
     )
 
 
@@ -109,8 +119,11 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
     trainer, recorder, manifest = build_trainer(script_args, training_args, model_args)
     from train.manifest import write_manifest
+    from train.recording_trainer import RunSpanCallback
 
     output_dir = Path(training_args.output_dir)
+    span = RunSpanCallback()
+    trainer.add_callback(span)
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     seconds = time.perf_counter() - start
@@ -119,12 +132,13 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     if trainer.is_world_process_zero():
         write_manifest(manifest, output_dir, trainer.state.global_step)
         (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
-        print(f"[verigrpo] {_summary(history, seconds)}")
+        print(f"[verigrpo] {_summary(history, seconds, span.first_step or 0)}")
         print(f"[verigrpo] checkpoint: {output_dir} (adapter + tokenizer + run.json)")
         print(f"[verigrpo] curve: python scripts/plot_run.py {output_dir}")
         if recorder is not None:
+            held = len(list((output_dir / "rollouts").glob("*.eval")))  # the run's, not only this process's
             print(
-                f"[verigrpo] rollouts: {len(recorder.written)} Inspect logs in {output_dir / 'rollouts'} "
+                f"[verigrpo] rollouts: {held} Inspect logs in {output_dir / 'rollouts'} ({len(recorder.written)} new) "
                 f"(inspect view --log-dir {output_dir / 'rollouts'}; audit: python scripts/audit_rollouts.py {output_dir})"
             )
     return {

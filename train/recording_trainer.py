@@ -36,6 +36,27 @@ class RecordingGRPOTrainer(GRPOTrainer):
         # TRL names rewards after the function (format_reward); logs use the config's names (format)
         self._reward_names = dict(zip(self.reward_func_names, reward_names))
 
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
+        """Load the checkpoint, keeping every trainable parameter in the dtype the fresh run trains in.
+
+        TRL casts a QLoRA adapter to bf16 when it builds the trainer, but transformers resumes a
+        PEFT model with ``load_adapter(...)``, whose default ``autocast_adapter_dtype=True`` re-creates
+        the adapter in fp32: a resumed run trained a different (fp32) adapter, with fp32 optimizer state
+        (checkpoint adapter 9.8 MB before the resume, 19.6 MB after). Casting back is exact (the saved
+        weights are bf16) and happens before the optimizer is built and its state loaded.
+        """
+        dtypes = {name: p.dtype for name, p in (model or self.model).named_parameters() if p.requires_grad}
+        super()._load_from_checkpoint(resume_from_checkpoint, model)
+        for name, param in (model or self.model).named_parameters():
+            if name in dtypes and param.dtype != dtypes[name]:
+                param.data = param.data.to(dtypes[name])
+
+    def create_model_card(self, *args, **kwargs):
+        """Skip TRL's card: for a local base it reads "fine-tuned version of [None](https://huggingface.co/None)".
+
+        train/manifest.py writes README.md from run.json (base model included) at every save and at the end.
+        """
+
     def _generate_and_score_completions(self, inputs):
         output = super()._generate_and_score_completions(inputs)
         if self.rollout_recorder is not None and self.model.training:
@@ -86,4 +107,19 @@ class RolloutFlushCallback(TrainerCallback):
     def on_train_end(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
             self.recorder.flush()
+        return control
+
+
+class RunSpanCallback(TrainerCallback):
+    """Remembers the step this process started training at (0, or the resumed checkpoint's step).
+
+    After a resume the trainer's state and log history hold the whole run; the summary of what this
+    process did (steps, seconds per step) needs the difference.
+    """
+
+    def __init__(self) -> None:
+        self.first_step: int | None = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.first_step = state.global_step  # called after a checkpoint's state is loaded
         return control
