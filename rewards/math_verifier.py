@@ -259,6 +259,8 @@ MAX_RESTATEMENTS = 4  # distinct final answers grade() checks before calling the
 
 
 def _check(candidate: str, ref_tree, budget: Budget) -> _Outcome:
+    if len(candidate) > MAX_CANDIDATE_CHARS:  # before any scan: the caller's thread has no kill
+        return _Outcome(False, Reason.TOO_COMPLEX, f"answer longer than {MAX_CANDIDATE_CHARS} characters")
     boxes, _ = boxed_contents(candidate)
     if len(set(" ".join(b.split()) for b in boxes)) > 1:  # "\boxed{1}\boxed{0}" is two answers, not 1*0
         return _Outcome(False, Reason.HEDGED, f"several boxed answers in {candidate!r}")

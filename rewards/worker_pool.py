@@ -139,6 +139,8 @@ class _Worker:
         return line
 
     def stderr_tail(self) -> str:
+        if self._stderr.closed:
+            return "(killed)"
         self._stderr.seek(0)
         return self._stderr.read().decode(errors="replace")[-1500:].strip()
 
@@ -158,16 +160,25 @@ class _Worker:
         return cpu
 
     def await_reply(self, cpu_start: float | None, cpu_limit: float, deadline: float) -> dict | None:
-        """The reply; None when the worker overran its CPU limit (the caller kills it); ``_Late`` at the deadline."""
-        sent = time.monotonic()
-        while not self._read_some(min(_POLL_S, deadline - time.monotonic())):
-            cpu_now = _cpu_seconds(self.proc.pid) if cpu_start is not None else None
-            used = cpu_now - cpu_start if cpu_now is not None else time.monotonic() - sent  # no /proc: wall time
-            if used > cpu_limit + KILL_GRACE_CPU_S:
-                return None
-            if time.monotonic() >= deadline:
+        """The reply; None when the worker overran its CPU limit (the caller kills it); ``_Late`` at the deadline.
+
+        A process cannot use more CPU than wall time, so its CPU use is only read (from /proc) once
+        the wall time since the request passes the limit: until then one ``select`` waits.
+        """
+        check_from = time.monotonic() + cpu_limit + KILL_GRACE_CPU_S
+        while True:
+            now = time.monotonic()
+            wait = min(deadline, check_from) - now if now < check_from else min(0.05, deadline - now)
+            if self._read_some(wait):
+                return json.loads(self._take_line())
+            now = time.monotonic()
+            if now >= check_from:
+                cpu_now = _cpu_seconds(self.proc.pid) if cpu_start is not None else None
+                used = cpu_now - cpu_start if cpu_now is not None else now - check_from + cpu_limit  # no /proc: wall
+                if used > cpu_limit + KILL_GRACE_CPU_S:
+                    return None
+            if now >= deadline:
                 raise _Late
-        return json.loads(self._take_line())
 
     def kill(self) -> None:
         self.proc.kill()
@@ -276,6 +287,9 @@ class WorkerPool:
                     self._waiters.remove(waiter)
                     self._check_usable()
                     raise VerifierOverloaded("no verifier worker became free before the call's deadline")
+        if time.monotonic() >= deadline:  # handed one in time, but this thread ran too late to use it
+            self._release(waiter.worker)
+            raise VerifierOverloaded("no verifier worker became free before the call's deadline")
         return waiter.worker
 
     def _check_usable(self) -> None:
@@ -290,6 +304,11 @@ class WorkerPool:
             reply = worker.await_reply(cpu_start, cpu_limit, time.monotonic() + ABANDONED_WAIT_S)
         except (_Late, VerifierError):
             reply = None
+        except (OSError, ValueError):  # its pipes were closed under us: the pool is shutting down
+            with self._cond:
+                if self._closed:
+                    return
+            raise
         if reply is None:
             self._replace(worker)
         else:

@@ -5,19 +5,26 @@
 Three mixes: GSM8K-style numeric pairs (throughput), a LaTeX-and-symbolic mix and an
 adversarial mix (latency: median / p99 / max per call). Targets (issue #2): >= 5x Math-Verify's
 calls/s on numeric pairs, p99 <= 50 ms on the symbolic mix, no call over 1 s on adversarial input.
+Then a loaded run (issue #11): CPU burners plus 16 threads grading the symbolic and adversarial
+mixes with the result cache off, against the quiet verdicts: p99, max, how many verdicts changed
+(target 0) and how many calls missed the deadline (``VerifierOverloaded``: an error, not a verdict).
 Math-Verify is a dev dependency used only here, as the baseline.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
-from rewards import is_correct
-from rewards.math_verifier import InvalidReference
-from rewards.worker_pool import warm_up
+from rewards import is_correct, math_verifier
+from rewards.math_verifier import InvalidReference, check
+from rewards.worker_pool import DEADLINE_S, VerifierOverloaded, warm_up
 
 SYMBOLIC = [
     (r"\frac{1}{2}", "0.5"),
@@ -211,10 +218,69 @@ def summary(latencies: list[float]) -> str:
     return f"median {1000 * statistics.median(ordered):7.2f} ms   p99 {1000 * p99:7.2f} ms   max {1000 * ordered[-1]:7.1f} ms"
 
 
+def loaded_run(burners: int, threads: int, rounds: int) -> None:
+    """The symbolic and adversarial mixes from ``threads`` threads while ``burners`` processes spin."""
+    pairs = SYMBOLIC + [(c, "5") for c in ADVERSARIAL]
+
+    def verdict(pair):
+        try:
+            outcome = check(*pair)
+        except InvalidReference:
+            return "invalid_reference"
+        except VerifierOverloaded:
+            return "overloaded"
+        return outcome.equal, outcome.reason
+
+    def timed(pair):
+        start = time.perf_counter()
+        result = verdict(pair)
+        return result, time.perf_counter() - start
+
+    math_verifier._SYMBOLIC_CACHE_SIZE = 0  # every call goes to a worker, as a first sighting would
+    quiet = {}
+    for pair in pairs:
+        try:
+            outcome = check(*pair, deadline_s=60)
+            quiet[pair] = (outcome.equal, outcome.reason)
+        except InvalidReference:
+            quiet[pair] = "invalid_reference"
+    jobs = pairs * rounds
+    random.Random(1).shuffle(jobs)
+    ambient = os.getloadavg()[0]
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(burners)]
+    try:
+        time.sleep(0.2)
+        start = time.perf_counter()
+        with ThreadPoolExecutor(threads) as pool:
+            results = list(pool.map(timed, jobs))
+        wall = time.perf_counter() - start
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    latencies = [elapsed for _, elapsed in results]
+    changed = [pair for pair, (got, _) in zip(jobs, results) if got != "overloaded" and got != quiet[pair]]
+    overloaded = [pair for pair, (got, _) in zip(jobs, results) if got == "overloaded"]
+    print(
+        f"\n== loaded: {burners} CPU burners + {threads} threads, {len(jobs)} calls, cache off "
+        f"(load average before: {ambient:.1f} on {os.cpu_count()} cores) =="
+    )
+    print(f"rewards.is_correct   {summary(latencies)}   ({len(jobs) / wall:.0f} calls/s)")
+    print(f"calls over 1 s: {sum(t > 1.0 for t in latencies)} (target 0; the deadline is {DEADLINE_S:g} s)")
+    print(f"verdicts changed by load: {len(changed)} (target 0) {changed[:3]}")
+    print(
+        f"deadline missed (VerifierOverloaded, an error): {len(overloaded)} of {len(jobs)} {sorted(set(overloaded))[:3]}"
+    )
+    math_verifier._SYMBOLIC_CACHE_SIZE = 65536
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--numeric", type=int, default=10_000, help="number of numeric pairs")
     parser.add_argument("--skip-math-verify", action="store_true", help="only measure rewards.is_correct")
+    parser.add_argument("--burners", type=int, default=2, help="CPU burner processes in the loaded run (0: skip it)")
+    parser.add_argument("--threads", type=int, default=16, help="caller threads in the loaded run")
+    parser.add_argument("--rounds", type=int, default=2, help="times each pair is graded in the loaded run")
     args = parser.parse_args()
 
     warm_up()
@@ -246,6 +312,9 @@ def main() -> None:
         else:
             p99 = sorted(ours)[int(0.99 * len(ours))]
             print(f"p99 {1000 * p99:.1f} ms (target <= 50 ms)")
+
+    if args.burners:
+        loaded_run(args.burners, args.threads, args.rounds)
 
 
 if __name__ == "__main__":
