@@ -184,7 +184,10 @@ class _Worker:
         self.proc.kill()
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout, self._stderr):
-            stream.close()
+            try:
+                stream.close()
+            except BrokenPipeError:  # stdin's unsent request: the worker is gone, nothing to flush to
+                pass
 
 
 class _Late(Exception):

@@ -19,7 +19,15 @@ import pytest
 
 from rewards import Reason, math_verifier
 from rewards.math_verifier import check
-from rewards.worker_pool import DEADLINE_S, Budget, VerifierOverloaded, WorkerPool, import_path, warm_up
+from rewards.worker_pool import (
+    DEADLINE_S,
+    Budget,
+    VerifierBug,
+    VerifierOverloaded,
+    WorkerPool,
+    import_path,
+    warm_up,
+)
 
 LATENCY_BOUND_S = 1.0
 
@@ -125,6 +133,27 @@ def test_slow_inputs_keep_their_worker():
         pool.close()
 
 
+def test_a_dead_worker_is_an_error_and_its_replacement_is_warm_before_use():
+    """A worker that dies is the verifier's failure (VerifierBug), never the candidate's too_complex; the
+    replacement takes requests only after its warm-up, so the next call is not a cold start."""
+    pool = WorkerPool(size=1)
+    try:
+        pool.wait_ready()
+        (worker,) = pool._idle
+        worker.proc.kill()
+        worker.proc.wait()
+        with pytest.raises(VerifierBug):
+            pool.compare("2x", "x+x", None, Budget.start(deadline_s=30))
+        assert pool.compare("2x", "x+x", None, Budget.start(deadline_s=60))[0] == "equal"
+        (replacement,) = pool._idle
+        assert replacement is not worker and replacement.proc.poll() is None
+        start = time.monotonic()
+        assert pool.compare("(x+1)^2", "x^2+2x+1", None, Budget.start())[0] == "equal"
+        assert time.monotonic() - start < LATENCY_BOUND_S
+    finally:
+        pool.close()
+
+
 def test_sixteen_threads_with_cpu_burners(quiet_verdicts, cpu_burners):
     rng = random.Random(0)
     jobs = [pair for _ in range(4) for pair in MIX] + SLOW
@@ -159,7 +188,9 @@ def test_workers_inherit_the_callers_import_path(tmp_path):
     The base interpreter (outside the virtualenv) with the virtualenv's site-packages on PYTHONPATH
     is exactly that setup: a worker started with the environment of old would fail on ``antlr4``.
     """
-    site_packages = next(p for p in sys.path if p.endswith("site-packages") and "venv" in p)
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("needs a virtualenv: its base interpreter lacks the packages, as on the GPU box")
+    site_packages = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
     code = textwrap.dedent(
         """
         from rewards import is_correct
