@@ -7,12 +7,15 @@
    problems (greedy), scored by rewards.grade;
 3. trains it with train/grpo.py (4-bit + LoRA, reward = rewards.correctness);
 4. evaluates the trained adapter the same way, and prints a before/after table: on the 4-bit
-   base the policy was trained on, and on the full-precision base.
+   base the policy was trained on, and on the full-precision base. The checkpoint goes through the
+   ``verigrpo/`` Inspect provider (evals/checkpoint_model.py), which loads it as its run.json says it
+   was trained, so the printed ``inspect eval ... --model verigrpo/<run>`` command scores the same policy.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import subprocess
 import sys
 import time
@@ -23,52 +26,101 @@ REPO = Path(__file__).resolve().parent.parent
 MODEL_DIR = REPO / "models" / "smollm2-135m-instruct"
 
 
-def eval_task(config: str, problems: int, max_tokens: int):
+def eval_task_args(config: str, problems: int, max_tokens: int) -> dict:
     """The held-out 'test' split of the same generator the config trains on (same operations and range)."""
-    from evals.math_task import math_verified
     from train.config import parse_config
 
     script_args, _, _ = parse_config(["--config", config])
-    return math_verified(
-        limit=problems,
-        seed=script_args.dataset_seed,
-        num_shots=script_args.num_shots,
-        operations=",".join(script_args.arithmetic_operations),
-        min_value=script_args.arithmetic_min_value,
-        max_value=script_args.arithmetic_max_value,
-        steps=script_args.arithmetic_steps,
-        max_tokens=max_tokens,
-    )
+    return {
+        "limit": problems,
+        "seed": script_args.dataset_seed,
+        "num_shots": script_args.num_shots,
+        "operations": ",".join(script_args.arithmetic_operations),
+        "min_value": script_args.arithmetic_min_value,
+        "max_value": script_args.arithmetic_max_value,
+        "steps": script_args.arithmetic_steps,
+        "max_tokens": max_tokens,
+    }
 
 
-def model_args(config: str, quantized: bool) -> dict:
-    """Greedy on CPU; ``quantized`` loads the base exactly as the config trains it (TRL's own helper)."""
+def eval_task(task_args: dict):
+    from evals.math_task import math_verified
+
+    return math_verified(**task_args)
+
+
+def base_model_args(config: str, quantized: bool) -> dict:
+    """Greedy on CPU, in the config's ``dtype`` (the saved base is bf16; training loads it as the config says);
+    ``quantized`` loads the base exactly as the config trains it (TRL's own helper, as train/grpo.py calls it)."""
+    from trl import get_quantization_config
+
+    from train.config import parse_config
+
+    _, _, model_config = parse_config(["--config", config])
     args = {"do_sample": False, "device": "cpu"}
+    if model_config.dtype not in (None, "auto"):
+        args["dtype"] = model_config.dtype
     if quantized:
-        from trl import get_quantization_config
-
-        from train.config import parse_config
-
-        _, _, model_config = parse_config(["--config", config])
         args["quantization_config"] = get_quantization_config(model_config)
     return args
 
 
-def evaluate(task, model_dir: Path, log_dir: Path, label: str, quantized: bool, config: str) -> dict[str, float]:
+def checkpoint_model_args(quantized: bool) -> dict:
+    """Greedy on CPU through the ``verigrpo/`` provider, which loads the run as its run.json says it was
+    trained (``quantized``) or unquantized (``precision=full``): the same code as the printed CLI command."""
+    return {"do_sample": False, "device": "cpu", "precision": "trained" if quantized else "full"}
+
+
+def checkpoint_ref(run_dir: Path) -> str:
+    """``verigrpo/<run dir>``, relative to the repository root when inside it (where ``inspect eval`` runs)."""
+    run_dir = Path(run_dir).resolve()
+    return f"verigrpo/{run_dir.relative_to(REPO) if run_dir.is_relative_to(REPO) else run_dir}"
+
+
+def inspect_command() -> str:
+    """This environment's ``inspect`` (``.venv/bin/inspect`` in a checkout), so the printed command works
+    without activating the virtual environment."""
+    here = Path(sys.executable).parent / "inspect"  # not resolved: the venv's bin/ is what counts
+    if not here.is_file():
+        return "inspect"
+    return str(here.relative_to(REPO) if here.is_relative_to(REPO) else here)
+
+
+def eval_command(run_dir: Path, task_args: dict, quantized: bool = True) -> str:
+    """The ``inspect eval`` command line (run from the repository root) that scores ``run_dir`` on the demo's
+    problems as the demo does: greedy, through the ``verigrpo/`` provider."""
+    from evals.math_task import math_verified
+
+    defaults = {name: p.default for name, p in inspect.signature(math_verified).parameters.items()}
+    task = " ".join(f"-T {k}={v}" for k, v in task_args.items() if defaults.get(k) != v)
+    precision = "" if quantized else " -M precision=full"
+    return (
+        f"{inspect_command()} eval evals/math_task.py@math_verified {task} --model {checkpoint_ref(run_dir)} "
+        f"-M do_sample=false{precision}"
+    )
+
+
+def run_eval(task, model: str, model_args: dict, log_dir: Path, label: str, max_connections: int = 16):
+    """One greedy Inspect eval in this process; the log (raises if the eval failed)."""
     from inspect_ai import eval as inspect_eval
 
-    print(f"\n[demo] evaluating {label}: {len(task.dataset)} held-out problems, greedy, hf/{model_dir}", flush=True)
-    start = time.perf_counter()
+    print(f"\n[demo] evaluating {label}: {len(task.dataset)} held-out problems, greedy, {model}", flush=True)
     (log,) = inspect_eval(
         task,
-        model=f"hf/{model_dir}",
-        model_args=model_args(config, quantized),
+        model=model,
+        model_args=model_args,
         log_dir=str(log_dir),
-        max_connections=16,
+        max_connections=max_connections,
         display="plain",
     )
     if log.status != "success":
         raise SystemExit(f"[demo] the eval of {label} failed ({log.status}): {log.error}")
+    return log
+
+
+def evaluate(task, model: str, model_args: dict, log_dir: Path, label: str) -> dict[str, float]:
+    start = time.perf_counter()
+    log = run_eval(task, model, model_args, log_dir, label)
     metrics = {f"{r.name}/{m}": v.value for r in log.results.scores for m, v in r.metrics.items()}
     print(
         f"[demo] {label}: accuracy {metrics['correct/accuracy']:.3f}, format {metrics['format/mean']:.3f} "
@@ -94,13 +146,16 @@ def main() -> int:
     start = time.perf_counter()
 
     subprocess.run([sys.executable, REPO / "scripts" / "prepare_cpu_model.py", "--out", MODEL_DIR], check=True)
-    task = eval_task(args.config, args.eval_problems, args.eval_max_tokens)
+    task_args = eval_task_args(args.config, args.eval_problems, args.eval_max_tokens)
+    task = eval_task(task_args)
+    logs = out / "eval-logs"
+    base = f"hf/{MODEL_DIR}"
     rows = {}
     rows["base, 4-bit (as trained)"] = evaluate(
-        task, MODEL_DIR, out / "eval-logs", "the base model, 4-bit", True, args.config
+        task, base, base_model_args(args.config, True), logs, "the base model, 4-bit"
     )
     rows["base, full precision"] = evaluate(
-        task, MODEL_DIR, out / "eval-logs", "the base model, full precision", False, args.config
+        task, base, base_model_args(args.config, False), logs, "the base model, full precision"
     )
 
     cmd = [sys.executable, REPO / "train" / "grpo.py", "--config", args.config, "--output_dir", str(out)]
@@ -110,11 +165,12 @@ def main() -> int:
     if subprocess.run(cmd, cwd=REPO).returncode != 0:
         raise SystemExit("[demo] training failed (see above)")
 
+    policy = f"verigrpo/{out.resolve()}"  # absolute: this process may run from another directory
     rows["GRPO, 4-bit (as trained)"] = evaluate(
-        task, out, out / "eval-logs", "the trained policy, 4-bit", True, args.config
+        task, policy, checkpoint_model_args(True), logs, "the trained policy, 4-bit (as trained)"
     )
     rows["GRPO, full precision"] = evaluate(
-        task, out, out / "eval-logs", "the adapter on the full-precision base", False, args.config
+        task, policy, checkpoint_model_args(False), logs, "the adapter on the full-precision base"
     )
     curve = subprocess.run(
         [sys.executable, REPO / "scripts" / "plot_run.py", str(out)], capture_output=True, text=True
@@ -131,9 +187,9 @@ def main() -> int:
         row = rows[label]
         print(f"  {label:26s} {row['accuracy']:9.3f} {row['stderr']:9.3f} {row['format']:7.3f}")
     print(f"  curve: {curve}")
-    print(
-        f"  checkpoint: {out} (evaluate it: inspect eval evals/math_task.py@math_verified --model hf/{out} -M do_sample=false)"
-    )
+    print(f"  checkpoint: {out}")
+    print(f"    evaluate it as trained (4-bit), from {REPO}: {eval_command(out, task_args)}")
+    print("    the adapter on the full-precision base: add -M precision=full")
     print(
         f"  rollouts: {out / 'rollouts'} (inspect view --log-dir {out / 'rollouts'}); "
         f"audit them: python scripts/audit_rollouts.py {out}"

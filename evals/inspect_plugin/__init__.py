@@ -9,12 +9,15 @@ So the names here are made ``verigrpo/<name>`` in every case, and
     inspect score LOG --scorer verigrpo/math_verifier --action append --output-file NEW.eval --model none/none
 
 works from any directory; so does ``verigrpo/unit_test_scorer``. The ``bwrap`` sandbox provider is
-registered here too (Inspect matches sandbox names without the prefix: ``sandbox="bwrap"``).
+registered here too (Inspect matches sandbox names without the prefix: ``sandbox="bwrap"``), and so is
+the model provider ``verigrpo`` (``evals/checkpoint_model.py``): ``--model verigrpo/<run dir>`` evaluates
+a training checkpoint loaded as its run.json says it was trained (4-bit base included).
 pyproject.toml maps this folder to the package name and declares the
 ``inspect_ai`` entry point that imports it.
 """
 
 from inspect_ai._util.registry import registry_name  # pinned inspect-ai; tests/test_evals_registry.py checks this
+from inspect_ai.model import modelapi
 from inspect_ai.scorer import Scorer, scorer
 from inspect_ai.util import sandboxenv
 
@@ -50,3 +53,13 @@ def unit_test_scorer() -> Scorer:
 class bwrap(BwrapSandboxEnvironment):  # noqa: N801 - the registered provider's name
     """``evals.bwrap_sandbox.BwrapSandboxEnvironment``, defined here so Inspect names it ``verigrpo/bwrap``
     (it derives the prefix from the defining module) in editable and regular installs alike."""
+
+
+@modelapi(name=_name("verigrpo"))
+def checkpoint_provider() -> type:
+    """``--model verigrpo/<run dir>``: a checkpoint as trained (``evals.checkpoint_model``). Inspect matches
+    model providers by their unqualified name, so the model string starts ``verigrpo/``. The heavy imports
+    (torch, transformers, trl) happen only when such a model is asked for."""
+    from evals.checkpoint_model import checkpoint_api
+
+    return checkpoint_api()

@@ -1,0 +1,154 @@
+"""Evaluate a training checkpoint as it was trained: ``--model verigrpo/<run dir>``.
+
+    inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo -M do_sample=false
+    inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo -M do_sample=false -M precision=full
+
+The policy GRPO trains is the base *as loaded for training* plus the LoRA adapter: with
+``load_in_4bit`` that is the 4-bit base. ``hf/<run dir>`` loads the adapter on the full-precision
+base instead (transformers reads ``adapter_config.json`` and knows nothing of the quantization), so it
+scores a different model from the one the rewards shaped. This provider reads the run's ``run.json``
+(train/manifest.py) and loads the base the way training did: TRL's own ``get_quantization_config``
+on the recorded model config, and the recorded ``dtype``. ``-M precision=full`` drops the
+quantization (the adapter on the unquantized base, in the recorded ``dtype``), for comparison.
+
+Everything else is Inspect's ``hf`` provider (batching, chat template, ``-M do_sample=false``,
+``-M device=cpu``); any other ``-M`` argument still goes to ``from_pretrained`` and wins over
+what run.json says.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from logging import getLogger
+from pathlib import Path
+from typing import Any
+
+logger = getLogger(__name__)
+
+PRECISIONS = ("trained", "full")
+"""``trained``: load the base as run.json says training did (quantization included); ``full``: unquantized."""
+
+_WEIGHTS = ("adapter_config.json", "config.json")  # a LoRA adapter, or a full fine-tune
+_TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")
+
+
+class CheckpointError(ValueError):
+    """A run directory that cannot be evaluated as trained: says which file is missing and what to do."""
+
+
+def _checkpoints(run_dir: Path) -> list[Path]:
+    found = [p for p in run_dir.glob("checkpoint-*") if p.is_dir() and p.name.split("-", 1)[1].isdigit()]
+    return sorted(found, key=lambda p: int(p.name.split("-", 1)[1]))
+
+
+def read_run(run_dir: str | Path) -> dict:
+    """The run.json of ``run_dir``, after checking the directory holds something loadable next to it."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise CheckpointError(f"{run_dir}: no such directory (resolved to {run_dir.resolve()})")
+    manifest = run_dir / "run.json"
+    if not manifest.is_file():
+        saved = _checkpoints(run_dir)
+        hint = (
+            f"the run has not finished; its newest checkpoint is {saved[-1]}: --model verigrpo/{saved[-1]}"
+            if saved
+            else "it is not a train/grpo.py output directory; evaluate a plain model with --model hf/<path>"
+        )
+        raise CheckpointError(f"{manifest} not found: {hint}")
+    if not any((run_dir / name).is_file() for name in _WEIGHTS):
+        raise CheckpointError(
+            f"{run_dir} has run.json but no adapter_config.json (nor config.json): training did not save here "
+            "yet; use one of its checkpoint-N folders"
+        )
+    try:
+        run = json.loads(manifest.read_text())
+        run["config"]["model"]["model_name_or_path"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise CheckpointError(f"{manifest}: not a run manifest with config.model ({exc!r})") from None
+    return run
+
+
+def quantization_config(model_config: dict):
+    """TRL's own ``BitsAndBytesConfig`` for the recorded ``ModelConfig`` (None when training did not quantize).
+
+    Built through ``trl.get_quantization_config``, the call train/grpo.py makes, so the two cannot drift.
+    Keys this TRL version does not know are ignored (run.json may come from another version).
+    """
+    from trl import ModelConfig, get_quantization_config
+
+    known = {f.name for f in dataclasses.fields(ModelConfig) if f.init}
+    return get_quantization_config(ModelConfig(**{k: v for k, v in model_config.items() if k in known}))
+
+
+def loading_args(run_dir: str | Path, precision: str = "trained") -> dict[str, Any]:
+    """``from_pretrained`` arguments that load ``run_dir`` as trained (or unquantized with ``precision="full"``)."""
+    if precision not in PRECISIONS:
+        raise CheckpointError(f"precision must be one of {list(PRECISIONS)}, got {precision!r}")
+    run_dir = Path(run_dir)
+    model = read_run(run_dir)["config"]["model"]
+    args: dict[str, Any] = {}
+    if model.get("dtype") not in (None, "auto"):
+        args["dtype"] = model["dtype"]
+    if model.get("attn_implementation"):
+        args["attn_implementation"] = model["attn_implementation"]
+    if precision == "trained":
+        quantization = quantization_config(model)
+        if quantization is not None:
+            args["quantization_config"] = quantization
+    if not any((run_dir / name).is_file() for name in _TOKENIZER):
+        args["tokenizer"] = _base_model(run_dir) or model["model_name_or_path"]
+    return args
+
+
+def _base_model(run_dir: Path) -> str | None:
+    adapter = run_dir / "adapter_config.json"
+    return json.loads(adapter.read_text()).get("base_model_name_or_path") if adapter.is_file() else None
+
+
+def _check_base(run_dir: Path) -> None:
+    """A LoRA adapter names its base by path: a run moved from another machine points nowhere."""
+    base = _base_model(run_dir)
+    if base and base.startswith(("/", "./", "../")) and not Path(base).exists():
+        raise CheckpointError(
+            f"{run_dir / 'adapter_config.json'}: its base model {base} does not exist on this machine; "
+            "set base_model_name_or_path there to where the base model is"
+        )
+
+
+def describe(args: dict[str, Any]) -> str:
+    """One line saying how the base is loaded, for the log."""
+    quantization = args.get("quantization_config")
+    if quantization is None:
+        return f"unquantized, dtype {args.get('dtype', 'auto')}"
+    if getattr(quantization, "load_in_4bit", False):
+        nested = ", double quant" if quantization.bnb_4bit_use_double_quant else ""
+        return f"4-bit {quantization.bnb_4bit_quant_type}{nested}, compute dtype {quantization.bnb_4bit_compute_dtype}"
+    return "8-bit"
+
+
+def checkpoint_api() -> type:
+    """The provider class: Inspect's ``HuggingFaceAPI`` with run.json's loading arguments filled in.
+
+    Imported only when a ``verigrpo/`` model is asked for: it needs torch, transformers and trl.
+    """
+    from inspect_ai.model import GenerateConfig
+    from inspect_ai.model._providers.hf import HuggingFaceAPI  # pinned inspect-ai==0.3.285
+
+    class CheckpointAPI(HuggingFaceAPI):
+        def __init__(
+            self,
+            model_name: str,
+            base_url: str | None = None,
+            api_key: str | None = None,
+            config: GenerateConfig | None = None,
+            **model_args: Any,
+        ) -> None:
+            precision = str(model_args.pop("precision", "trained"))
+            run_dir = Path(model_name)
+            args = loading_args(run_dir, precision)
+            _check_base(run_dir)
+            logger.info("verigrpo: loading %s (%s): %s", run_dir, precision, describe(args))
+            super().__init__(model_name, base_url, api_key, config or GenerateConfig(), **{**args, **model_args})
+
+    return CheckpointAPI
