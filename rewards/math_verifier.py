@@ -121,6 +121,14 @@ def _numbers_equal(candidate: ExactNumber, reference: ExactNumber) -> bool:
     return False
 
 
+_DEPENDENT = re.compile(r"^(?:y|[A-Za-z](?:\^\{?-1\}?)?\([A-Za-z]\))$")  # y, f(x): both name the function's value
+
+
+def _same_name(candidate: str, reference: str) -> bool:
+    """``x = 2x + 1`` is not ``y = 2x + 1``; ``y = 2x + 1`` and ``f(x) = 2x + 1`` are the same line."""
+    return candidate == reference or bool(_DEPENDENT.match(candidate) and _DEPENDENT.match(reference))
+
+
 _PRIME = re.compile(r"'|\\prime\b")
 _NUMBER_SUBSCRIPT = re.compile(r"(?<![A-Za-z])\d+\s*_")  # 100_2, 12_{x}: a base or a label, not the number
 
@@ -162,7 +170,7 @@ def _compare_leaf(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
     is not ``f(x)``) and subscripts on numbers (``100_2`` is not ``100``).
     """
     _compare_values(candidate, reference, budget)
-    if candidate.name and reference.name and candidate.name != reference.name:
+    if candidate.name and reference.name and not _same_name(candidate.name, reference.name):
         raise _CandidateFailed(Reason.MISMATCH, f"names {candidate.name!r}, want {reference.name!r}")
     if len(_PRIME.findall(candidate.text)) != len(_PRIME.findall(reference.text)):
         raise _CandidateFailed(Reason.MISMATCH, f"primes differ: got {candidate.text!r}, want {reference.text!r}")

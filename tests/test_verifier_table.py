@@ -178,6 +178,10 @@ POSITIVES = [
     P("(3,2)", "(p,q) = (3,2)", id="named-tuple-ref"),
     P("(p, q) = (3, 2)", "(3,2)", id="named-tuple-cand"),
     P("y = 2x + 1", "y = 2x + 1", id="named-line-same-name"),
+    P("y = 2x + 1", "f(x) = 2x + 1", id="named-line-y-is-f-of-x"),
+    P("g(t) = 3t", "y = 3t", id="named-line-function-is-y"),
+    P(r"f^{-1}(x) = \frac{x-1}{2}", r"\frac{x-1}{2}", id="named-inverse-function"),
+    P(r"y = \frac{x-1}{2}", r"f^{-1}(x) = \frac{x-1}{2}", id="named-inverse-function-ref"),
     # --- several assignments ---
     P(r"-5, \frac{14}{3}", r"x = -5,\ p = \frac{14}{3}", id="assignments-ref"),
     P(r"x = -5,\ p = \frac{14}{3}", r"-5, \frac{14}{3}", id="assignments-cand"),
@@ -394,6 +398,8 @@ NEGATIVES = [
     # --- a variable name on the left must match ---
     P("x = 2x + 1", "y = 2x + 1", id="name-swapped-for-variable"),
     P("x = 3", "y = 3", id="name-different"),
+    P("x = 2x + 1", "f(x) = 2x + 1", id="name-variable-for-function"),
+    P(r"f^{-1}(x) = 2x - 1", r"f^{-1}(x) = \frac{x+1}{2}", id="inverse-function-wrong"),
     P("|CD| = 1", "|AB| = 1", id="name-label-different"),
     P("a_3 = 19, a_{37} = 2", "a_3 = 2, a_{37} = 19", id="assignments-swapped-values"),
     # --- named, assignment and interval near misses ---
