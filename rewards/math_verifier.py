@@ -1,10 +1,18 @@
 r"""``is_correct`` and ``grade``: the one function that is both the reward and the metric.
 
 Pipeline: normalize both strings (``rewards.structure``), compare their top-level shapes
-(tuple/interval/set/matrix/chain), then compare leaves: plain numbers exactly as fractions
-in-process (``rewards.exact_numbers``), anything symbolic in a killable worker process
-(``rewards.symbolic`` via ``rewards.worker_pool``). A candidate that fails any bound is False;
-a reference that cannot be read raises ``InvalidReference`` (a dataset bug, not a wrong answer).
+(tuple/interval/set/matrix/chain; an inequality in one variable and an interval are the same
+shape), then compare leaves: plain numbers exactly as fractions in-process
+(``rewards.exact_numbers``), anything symbolic in a worker process (``rewards.symbolic`` via
+``rewards.worker_pool``), then what parsers drop: names on the left, primes, subscripts on numbers.
+A candidate that fails any bound is False; a reference that cannot be read raises
+``InvalidReference`` (a dataset bug, not a wrong answer); a verifier that cannot give a verdict in
+time raises ``VerifierOverloaded`` (the machine's fault, not the candidate's).
+
+Rounding: a reference written with N decimals accepts a rounded candidate only when the candidate
+is exact and has no finite decimal expansion (``\sqrt{2}`` for ``1.41``, ``1/3`` for ``0.33``):
+only then must the reference be an approximation. Decimals, and fractions with a finite decimal
+(``89/20`` = 4.45), are compared exactly (``7.249`` is not ``7.25``).
 """
 
 from __future__ import annotations
