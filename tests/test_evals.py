@@ -133,10 +133,14 @@ def test_inspect_eval_evals_discovers_only_offline_tasks():
 
 @pytest.mark.parametrize("where", ["repo", "elsewhere"])
 def test_registered_scorer_name_is_the_same_everywhere(where, tmp_path):
-    code = "import verigrpo; from inspect_ai._util.registry import registry_info; print(registry_info(verigrpo.math_verifier).name)"
+    code = (
+        "import verigrpo; from inspect_ai._util.registry import registry_info\n"
+        "print(registry_info(verigrpo.math_verifier).name, registry_info(verigrpo.checkpoint_provider).name)"
+    )
     cwd = REPO if where == "repo" else tmp_path
     out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120)
-    assert out.stdout.strip() == "verigrpo/math_verifier", out.stderr
+    # the model provider: Inspect matches its unqualified name, so `--model verigrpo/<run dir>`
+    assert out.stdout.split() == ["verigrpo/math_verifier", "verigrpo/verigrpo"], out.stderr
     assert verigrpo.NAMESPACE == "verigrpo"
 
 
