@@ -1,6 +1,7 @@
 """Harness overhead, reward cost and rollout-logging cost, in one run.
 
     python scripts/bench_train.py [--steps 4] [--rounds 1]
+    python scripts/bench_train.py --burners 2 [--steps 3]     # a busy machine: step time loaded / quiet
 
 Trains the CPU default (SmolLM2-135M, 4-bit + LoRA) three ways on the same problems with the same
 GRPOConfig, alternating within each round so machine noise hits all three: train/grpo.py with
@@ -10,13 +11,25 @@ direct/harness (target >= 0.95), the share of step time spent in the reward func
 <= 1 %), the time spent recording and writing rollout logs as a share of step time (target <= 2 %;
 measured directly, since 2 % is far below the step-to-step noise of a shared CPU), and the size of
 the rollout logs per 1,000 rollouts.
+
+``--burners N`` answers a different question: how much slower is a GRPO step when N other
+processes want a whole CPU each? For each thread setting in THREAD_SETTINGS it runs a short training
+(a fresh process, so the OpenMP settings apply before torch loads) quiet and then with N busy-loop
+processes, and prints the ratio loaded/quiet next to the ratio a fair scheduler predicts from the
+CPU share the run keeps. Thread oversubscription (OpenMP threads spinning at a barrier while their
+partner is descheduled) shows as a ratio far above the fair one.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import json
+import multiprocessing
+import os
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -130,11 +143,102 @@ def describe(label: str, times: list[float]) -> str:
     return f"{label:34s} {statistics.mean(times):6.2f} s/step (n={len(times)}, median {statistics.median(times):.2f})"
 
 
+# ---- a busy machine ---------------------------------------------------------------------------
+
+# environment for the training process; applied before torch (and its OpenMP runtime) loads
+THREAD_SETTINGS = {
+    "OMP_WAIT_POLICY=PASSIVE (train/grpo.py)": {"OMP_WAIT_POLICY": "PASSIVE"},
+    "PASSIVE, 1 intra-op thread": {"OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "1"},
+    "torch default (OpenMP spin-waits)": {"OMP_WAIT_POLICY": None},
+}
+# a short step: the ratio matters here, not the default config's absolute time
+SMALL_STEP = ["--per_device_train_batch_size", "4", "--num_generations", "4", "--max_completion_length", "24"]
+
+
+def _burn() -> None:
+    while True:
+        pass
+
+
+def child_step_times(steps: int) -> None:
+    """Run in a fresh process: train ``steps`` small steps and print their times as JSON."""
+    import torch  # noqa: F401 - loads OpenMP with this process's environment, before train/grpo.py can set it
+
+    from train.grpo import main as train_main
+
+    with TemporaryDirectory() as out:
+        result = train_main(*config(out, steps, "--log_rollouts", "false", *SMALL_STEP))
+    print("STEP_TIMES " + json.dumps(step_times(result["log_history"])), flush=True)
+
+
+def timed_child(steps: int, env_changes: dict, burners: int, timeout: float) -> float | None:
+    """Median seconds per step (first step excluded) of a fresh training process; None past ``timeout``."""
+    env = dict(os.environ)
+    for key, value in env_changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    procs = [multiprocessing.Process(target=_burn, daemon=True) for _ in range(burners)]
+    for proc in procs:
+        proc.start()
+    try:
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", "--steps", str(steps)],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.join()
+    lines = [line for line in out.stdout.splitlines() if line.startswith("STEP_TIMES ")]
+    if out.returncode != 0 or not lines:
+        raise RuntimeError(f"benchmark child failed (rc {out.returncode}):\n{out.stderr[-3000:]}")
+    return statistics.median(json.loads(lines[-1].removeprefix("STEP_TIMES ")))
+
+
+def _seconds(value: float | None, timeout: float) -> str:
+    return f"{value:.2f}" if value is not None else f"> {timeout:.0f} total"
+
+
+def busy_machine(steps: int, burners: int, timeout: float) -> None:
+    cores = len(os.sched_getaffinity(0))
+    # the run's threads (torch's intra-op pool, one per core) and the burners share the cores fairly
+    fair = max(1.0, (burners + cores) / cores)
+    print(f"{cores} cores, {burners} burners, load average before: {os.getloadavg()[0]:.1f}")
+    print(f"{'thread setting':44s} {'quiet s/step':>12s} {'loaded s/step':>13s} {'ratio':>6s} {'fair':>5s}")
+    for label, env_changes in THREAD_SETTINGS.items():
+        quiet = timed_child(steps, env_changes, 0, timeout)
+        loaded = timed_child(steps, env_changes, burners, timeout)
+        ratio = f"{loaded / quiet:6.2f}" if quiet and loaded else "     -"
+        print(
+            f"{label:44s} {_seconds(quiet, timeout):>12s} {_seconds(loaded, timeout):>13s} {ratio} {fair:5.2f}"
+            f"   (load average now {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--burners", type=int, default=None, help="busy-machine mode: N CPU burner processes")
+    parser.add_argument("--timeout", type=float, default=900, help="busy-machine mode: seconds per training run")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child_step_times(args.steps)
+        return
+    if args.burners is not None:
+        busy_machine(args.steps, args.burners, args.timeout)
+        return
     logging_on, direct, logging_off = [], [], []
     totals = {"rewards": 0.0, "rollout_logging": 0.0, "logged": 0, "bytes": 0}
     for round_index in range(args.rounds):
