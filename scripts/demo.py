@@ -24,6 +24,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL_DIR = REPO / "models" / "smollm2-135m-instruct"
+# Inspect's hf provider batches up to max_connections prompts per generate call; a different batch pads
+# differently, which can flip a greedy token. The printed command uses the same number as the demo.
+EVAL_CONNECTIONS = 16
 
 
 def eval_task_args(config: str, problems: int, max_tokens: int) -> dict:
@@ -96,11 +99,11 @@ def eval_command(run_dir: Path, task_args: dict, quantized: bool = True) -> str:
     precision = "" if quantized else " -M precision=full"
     return (
         f"{inspect_command()} eval evals/math_task.py@math_verified {task} --model {checkpoint_ref(run_dir)} "
-        f"-M do_sample=false{precision}"
+        f"-M do_sample=false{precision} --max-connections {EVAL_CONNECTIONS}"
     )
 
 
-def run_eval(task, model: str, model_args: dict, log_dir: Path, label: str, max_connections: int = 16):
+def run_eval(task, model: str, model_args: dict, log_dir: Path, label: str, max_connections: int = EVAL_CONNECTIONS):
     """One greedy Inspect eval in this process; the log (raises if the eval failed)."""
     from inspect_ai import eval as inspect_eval
 

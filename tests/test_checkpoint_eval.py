@@ -138,9 +138,10 @@ def test_the_demo_hint_is_a_command_for_this_provider():
     assert (REPO / inspect).is_file()  # the environment's own inspect, relative to the repository root
     assert command == (
         f"{inspect} eval evals/math_task.py@math_verified -T limit=50 -T operations=add,sub -T max_value=10 "
-        "-T max_tokens=96 --model verigrpo/runs/demo-x -M do_sample=false"
+        "-T max_tokens=96 --model verigrpo/runs/demo-x -M do_sample=false --max-connections 16"
     )
-    assert demo.eval_command(REPO / "runs" / "demo-x", task_args, quantized=False).endswith(" -M precision=full")
+    full = demo.eval_command(REPO / "runs" / "demo-x", task_args, quantized=False)
+    assert full == command.replace("-M do_sample=false", "-M do_sample=false -M precision=full")
 
 
 @pytest.mark.slow
@@ -164,7 +165,7 @@ def test_cli_eval_of_a_trained_checkpoint_matches_the_demos_as_trained_eval(tmp_
     )
 
     command = shlex.split(demo.eval_command(run, task_args))  # as printed, run from the repository root
-    command += ["--log-dir", str(tmp_path / "cli"), "--max-connections", "16", "--display", "none"]
+    command += ["--log-dir", str(tmp_path / "cli"), "--display", "none"]
     out = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0, out.stderr[-3000:]
     from inspect_ai.log import read_eval_log
