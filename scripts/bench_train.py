@@ -147,9 +147,10 @@ def describe(label: str, times: list[float]) -> str:
 
 # environment for the training process; applied before torch (and its OpenMP runtime) loads
 THREAD_SETTINGS = {
-    "OMP_WAIT_POLICY=PASSIVE (train/grpo.py)": {"OMP_WAIT_POLICY": "PASSIVE"},
-    "PASSIVE, 1 intra-op thread": {"OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "1"},
-    "torch default (OpenMP spin-waits)": {"OMP_WAIT_POLICY": None},
+    "GOMP_SPINCOUNT=10000 (train/grpo.py)": {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": "10000"},
+    "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": None},
+    "PASSIVE, 1 intra-op thread": {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": None, "OMP_NUM_THREADS": "1"},
+    "torch default (OpenMP spin-waits)": {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": None},
 }
 # a short step: the ratio matters here, not the default config's absolute time
 SMALL_STEP = ["--per_device_train_batch_size", "4", "--num_generations", "4", "--max_completion_length", "24"]
@@ -208,13 +209,15 @@ def _seconds(value: float | None, timeout: float) -> str:
     return f"{value:.2f}" if value is not None else f"> {timeout:.0f} total"
 
 
-def busy_machine(steps: int, burners: int, timeout: float) -> None:
+def busy_machine(steps: int, burners: int, timeout: float, only: str | None = None) -> None:
     cores = len(os.sched_getaffinity(0))
     # the run's threads (torch's intra-op pool, one per core) and the burners share the cores fairly
     fair = max(1.0, (burners + cores) / cores)
     print(f"{cores} cores, {burners} burners, load average before: {os.getloadavg()[0]:.1f}")
     print(f"{'thread setting':44s} {'quiet s/step':>12s} {'loaded s/step':>13s} {'ratio':>6s} {'fair':>5s}")
     for label, env_changes in THREAD_SETTINGS.items():
+        if only and only not in label:
+            continue
         quiet = timed_child(steps, env_changes, 0, timeout)
         loaded = timed_child(steps, env_changes, burners, timeout)
         ratio = f"{loaded / quiet:6.2f}" if quiet and loaded else "     -"
@@ -231,13 +234,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--burners", type=int, default=None, help="busy-machine mode: N CPU burner processes")
     parser.add_argument("--timeout", type=float, default=900, help="busy-machine mode: seconds per training run")
+    parser.add_argument("--only", default=None, help="busy-machine mode: thread settings whose label contains this")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child_step_times(args.steps)
         return
     if args.burners is not None:
-        busy_machine(args.steps, args.burners, args.timeout)
+        busy_machine(args.steps, args.burners, args.timeout, args.only)
         return
     logging_on, direct, logging_off = [], [], []
     totals = {"rewards": 0.0, "rollout_logging": 0.0, "logged": 0, "bytes": 0}

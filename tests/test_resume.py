@@ -9,7 +9,7 @@ the QLoRA adapter in bf16; a resume used to continue in fp32).
 
 import os
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as train/grpo.py sets it: must precede torch's import
+os.environ.setdefault("GOMP_SPINCOUNT", "10000")  # as train/grpo.py sets it: must precede torch's import
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

@@ -18,11 +18,14 @@ import threading
 import time
 from pathlib import Path
 
-# Before torch loads its OpenMP runtime: idle OpenMP threads sleep instead of spin-waiting. On a busy
-# CPU a spinning thread burns the time slice its descheduled partner needs; CPU GRPO steps then took
-# 10-40x longer instead of the 2-5x the lost CPU share explains (scripts/bench_train.py --burners).
-# Only effective when this file is the entry point (or is imported before torch); a set value wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Before torch loads its OpenMP runtime (libgomp in the Linux CPU wheels): an idle OpenMP thread spins
+# 10,000 iterations at a barrier, then sleeps (libgomp's default: 300,000). On a busy CPU a long spin
+# burns the time slice its descheduled partner needs: with 2 burner processes on 2 cores a small CPU
+# GRPO step went 9.4 -> 80.3 s (8.6x; the fair share predicts 2x); with this setting 11.2 -> 27.6 s
+# (2.5x). OMP_WAIT_POLICY=PASSIVE degrades exactly 2x (15.1 -> 30.2 s) but is 1.6x slower when quiet.
+# Measured with scripts/bench_train.py --burners 2. Effective only when this file is imported before
+# torch (the entry point); a value already in the environment wins.
+os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 from rewards.worker_pool import warm_up  # noqa: E402 - after the OpenMP setting
 from train.config import ConfigError, ScriptArguments, parse_config, validate  # noqa: E402
