@@ -90,9 +90,7 @@ def run(argv: list[str]) -> dict:
         "adapter_versions": [stale_version, engine.adapter_version],
         "sync_ms": [round(1000 * s, 1) for s in engine.sync_stats.seconds],
     }
-    report["ok"] = (
-        report["synced_vs_policy"]["mean"] <= tolerance and report["stale_vs_policy"]["mean"] > tolerance
-    )
+    report["ok"] = report["synced_vs_policy"]["mean"] <= tolerance and report["stale_vs_policy"]["mean"] > tolerance
     engine.close()
     return report
 
