@@ -65,7 +65,11 @@ def hf_round(policy, tokenizer, prompts, generations, max_tokens, temperature) -
     start = time.perf_counter()
     with torch.no_grad():
         out = policy.generate(
-            **batch, do_sample=True, temperature=temperature, max_new_tokens=max_tokens, pad_token_id=tokenizer.pad_token_id
+            **batch,
+            do_sample=True,
+            temperature=temperature,
+            max_new_tokens=max_tokens,
+            pad_token_id=tokenizer.pad_token_id,
         )
     seconds = time.perf_counter() - start
     completions = out[:, batch["input_ids"].shape[1] :]

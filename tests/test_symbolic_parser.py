@@ -5,18 +5,10 @@ from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
 from latex2sympy2_extended.math_normalization import normalize_latex
 from test_verifier_table import NEGATIVES, POSITIVES
 
-from rewards import structure, worker_pool
+from rewards import structure
 from rewards.symbolic import _CONVERSION, _NORMALIZATION, _FastLatex2Sympy, parse_leaf, to_latex
 
-
-@pytest.fixture(autouse=True, scope="module")
-def generous_deadline():
-    """Verdict tests: the wall-clock deadline only turns a verdict into VerifierOverloaded on a busy machine
-    (tests/test_verifier_load.py holds that bound under load); verdicts do not depend on it."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(worker_pool, "DEADLINE_S", 60.0)
-        worker_pool.warm_up()  # the pool's first start is not what these tests time
-        yield
+pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")
 
 
 def leaves(node):

@@ -18,14 +18,7 @@ P = pytest.param
 BOUND_S = 3.0  # generous for a loaded CI box; scripts/bench_verifier.py reports the real maximum
 
 
-@pytest.fixture(autouse=True, scope="module")
-def generous_deadline():
-    """Verdict tests: the wall-clock deadline only turns a verdict into VerifierOverloaded on a busy machine
-    (tests/test_verifier_load.py holds that bound under load); verdicts do not depend on it."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(worker_pool, "DEADLINE_S", 60.0)
-        worker_pool.warm_up()  # the pool's first start is not what these tests time
-        yield
+pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")
 
 
 def injection_strings(marker):

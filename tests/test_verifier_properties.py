@@ -6,17 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rewards import is_correct, worker_pool
+from rewards import is_correct
 
-
-@pytest.fixture(autouse=True, scope="module")
-def generous_deadline():
-    """Verdict tests: the wall-clock deadline only turns a verdict into VerifierOverloaded on a busy machine
-    (tests/test_verifier_load.py holds that bound under load); verdicts do not depend on it."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(worker_pool, "DEADLINE_S", 60.0)
-        worker_pool.warm_up()  # the pool's first start is not what these tests time
-        yield
+pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")
 
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

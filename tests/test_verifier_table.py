@@ -2,7 +2,7 @@
 
 import pytest
 
-from rewards import InvalidReference, check_reference, is_correct, worker_pool
+from rewards import InvalidReference, check_reference, is_correct
 
 P = pytest.param
 
@@ -427,14 +427,7 @@ NEGATIVES = [
 ]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def generous_deadline():
-    """Verdict tests: the wall-clock deadline only turns a verdict into VerifierOverloaded on a busy machine
-    (tests/test_verifier_load.py holds that bound under load); verdicts do not depend on it."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(worker_pool, "DEADLINE_S", 60.0)
-        worker_pool.warm_up()  # the pool's first start is not what these tests time
-        yield
+pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")
 
 
 @pytest.mark.parametrize(("candidate", "reference"), POSITIVES)

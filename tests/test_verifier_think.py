@@ -8,19 +8,11 @@ import pytest
 import rewards
 from evals.math_task import math_verified
 from evals.scoring import score_completion
-from rewards import format_reward, grade, worker_pool
+from rewards import format_reward, grade
 from rewards.answer_format import THINK_MODES
 from rewards.math_rewards import bind_think, correctness
 
-
-@pytest.fixture(autouse=True, scope="module")
-def generous_deadline():
-    """Verdict tests: the wall-clock deadline only turns a verdict into VerifierOverloaded on a busy machine
-    (tests/test_verifier_load.py holds that bound under load); verdicts do not depend on it."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(worker_pool, "DEADLINE_S", 60.0)
-        worker_pool.warm_up()  # the pool's first start is not what these tests time
-        yield
+pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")
 
 
 P = pytest.param
