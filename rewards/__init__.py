@@ -4,17 +4,25 @@ Imports only the standard library, sympy, latex2sympy2_extended (in the worker p
 (when a sandbox first starts), so the trainer, the evals and a notebook all load the same objects fast.
 """
 
-from rewards.answer_format import ANSWER_INSTRUCTION, WORKED_EXAMPLES, build_messages, extract_answer, find_final_answer
+from rewards.answer_format import (
+    ANSWER_INSTRUCTION,
+    THINK_MODES,
+    WORKED_EXAMPLES,
+    build_messages,
+    extract_answer,
+    find_final_answer,
+)
 from rewards.code_format import CODE_INSTRUCTION, build_code_messages, extract_code, tamper_markers
 from rewards.code_rewards import code_tests
 from rewards.code_spec import InvalidTests, TestSpec, parse_test_spec
 from rewards.code_verifier import grade_code, grade_code_sync
 from rewards.fingerprint import verifier_fingerprint, verifier_id, verigrpo_version
-from rewards.math_rewards import correctness, format_reward
+from rewards.math_rewards import bind_think, correctness, format_reward
 from rewards.math_verifier import InvalidReference, check_reference, grade, is_correct
 from rewards.registry import REWARD_FUNCS, get_reward_funcs
 from rewards.sandbox import SandboxError, SandboxLimits, SandboxUnavailable
 from rewards.verdict import Reason, TestOutcome, Verdict
+from rewards.worker_pool import VerifierBug, VerifierError, VerifierOverloaded, VerifierUnavailable
 
 __all__ = [
     "CODE_INSTRUCTION",
@@ -32,7 +40,13 @@ __all__ = [
     "parse_test_spec",
     "tamper_markers",
     "REWARD_FUNCS",
+    "bind_think",
     "correctness",
+    "THINK_MODES",
+    "VerifierBug",
+    "VerifierError",
+    "VerifierOverloaded",
+    "VerifierUnavailable",
     "format_reward",
     "get_reward_funcs",
     "verifier_fingerprint",

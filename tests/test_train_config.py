@@ -69,6 +69,10 @@ def run_validate(fake_model, *overrides):
             r"reward_funcs: unknown reward function\(s\) \['accuracy'\]. Valid names are \['code_tests', 'correctness', 'format'\]",
         ),
         (("--reward_weights", "1.0"), r"reward_weights has 1 entries but reward_funcs has 2"),
+        (
+            ("--think", "before"),
+            r"think: 'before' is not an answer-extraction setting. Valid values are none \| after_last_close",
+        ),
         (("--dataset", "jsonl"), r"dataset: 'jsonl' needs dataset_path"),
         (("--dataset", "jsonl", "--dataset_path", "nope.jsonl"), r"dataset_path: nope.jsonl does not exist"),
         (("--dataset", "mnist"), r"dataset: 'mnist' is not one of"),
@@ -363,3 +367,24 @@ def test_model_card_names_the_base_model_and_the_run(tmp_path):
     write_manifest(build_manifest(script_args, training_args, model_args), tmp_path / "hub", step=1)
     card = (tmp_path / "hub" / "README.md").read_text()
     assert "[HuggingFaceTB/SmolLM2-135M-Instruct](https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct)" in card
+
+
+def test_think_reaches_the_rewards_and_run_json(tmp_path):
+    """The trainer pays with the think setting the config names, and run.json records the same
+    fingerprint an eval scored with ``-S think=`` reports (tests/test_verifier_think.py checks the scorer)."""
+    import json
+
+    from rewards import get_reward_funcs, verifier_id
+    from train.manifest import build_manifest, write_manifest
+
+    script_args, training_args, model_args = parse("--think", "after_last_close", "--output_dir", str(tmp_path))
+    correctness, fmt = get_reward_funcs(script_args.reward_funcs, think=script_args.think)
+    reasoning = "<think>is it \\boxed{3}?</think>\nANSWER: 4"
+    assert correctness([reasoning], answer=["4"]) == [1.0] and fmt(["<think>ANSWER: 4"]) == [0.0]
+    plain_correctness, _ = get_reward_funcs(script_args.reward_funcs)
+    assert plain_correctness([reasoning], answer=["4"]) == [0.0]  # without it, the boxed 3 is a hedge
+    write_manifest(build_manifest(script_args, training_args, model_args), tmp_path, step=1)
+    recorded = json.loads((tmp_path / "run.json").read_text())
+    assert recorded["verifier_fingerprint"] == verifier_id("after_last_close")["verifier_fingerprint"]
+    assert recorded["verifier_fingerprint"] != verifier_id()["verifier_fingerprint"]
+    assert recorded["answer_extraction_think"] == "after_last_close"

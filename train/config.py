@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
 from evals.math_data import SOURCES as MATH_SOURCES
-from rewards import REWARD_FUNCS, WORKED_EXAMPLES
+from rewards import REWARD_FUNCS, THINK_MODES, WORKED_EXAMPLES
 from train.machine_checks import MachineConfigError, check_machine
 
 # "code": the bundled code problems (or dataset_path in that format), rewarded by code_tests.
@@ -56,6 +56,13 @@ class ScriptArguments:
     )
     reward_funcs: list[str] = field(
         default_factory=lambda: ["correctness", "format"], metadata={"help": f"names from {sorted(REWARD_FUNCS)}"}
+    )
+    think: str = field(
+        default=THINK_MODES[0],
+        metadata={
+            "help": f"where the final answer is read ({' | '.join(THINK_MODES)}): after_last_close reads only "
+            "text after the last </think>, for reasoning models; the eval scorer's -S think= takes the same value"
+        },
     )
     log_rollouts: bool = field(
         default=True, metadata={"help": "write every rollout to <output_dir>/rollouts/*.eval (Inspect logs)"}
@@ -329,6 +336,11 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
         raise ConfigError(
             f"reward_funcs: unknown reward function(s) {unknown}. Valid names are {sorted(REWARD_FUNCS)}, "
             "e.g. `reward_funcs: [correctness, format]`."
+        )
+    if script_args.think not in THINK_MODES:
+        raise ConfigError(
+            f"think: {script_args.think!r} is not an answer-extraction setting. Valid values are "
+            f"{' | '.join(THINK_MODES)} (after_last_close for models that reason inside <think>...</think>)."
         )
     weights = training_args.reward_weights
     if weights is not None and len(weights) != len(script_args.reward_funcs):

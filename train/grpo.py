@@ -66,8 +66,9 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
 
-    # start the verifier's symbolic workers now, while the model loads, not inside the first reward call
-    threading.Thread(target=warm_up, name="verifier-warm-up", daemon=True).start()
+    # start the verifier's symbolic workers now, while the model loads, not inside the first reward call;
+    # a pool that cannot start stops the run below (with the worker's own error), before training
+    warming = _Background(warm_up)
 
     from trl import get_peft_config, get_quantization_config
 
@@ -86,7 +87,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         "attn_implementation": model_args.attn_implementation,
         **(training_args.model_init_kwargs or {}),
     }
-    manifest = build_manifest(script_args, training_args, model_args)
+    manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
     output_dir = Path(training_args.output_dir)
     callbacks = [ManifestCallback(manifest)]
     recorder = None
@@ -106,7 +107,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     trainer = RecordingGRPOTrainer(
         model=model_path,
         engine_settings=engine,
-        reward_funcs=get_reward_funcs(script_args.reward_funcs),
+        reward_funcs=get_reward_funcs(script_args.reward_funcs, think=script_args.think),
         reward_names=list(script_args.reward_funcs),
         rollout_recorder=recorder,
         args=training_args,
@@ -115,7 +116,28 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         quantization_config=get_quantization_config(model_args),
         callbacks=callbacks,
     )
+    warming.result()  # VerifierUnavailable here, not tracebacks from a thread while training runs
     return trainer, recorder, manifest
+
+
+class _Background:
+    """Run ``func`` in a daemon thread; ``result()`` waits and re-raises its exception in the caller."""
+
+    def __init__(self, func) -> None:
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(func,), name=func.__name__, daemon=True)
+        self._thread.start()
+
+    def _run(self, func) -> None:
+        try:
+            func()
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def main(script_args: ScriptArguments, training_args, model_args) -> dict:

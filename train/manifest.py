@@ -64,7 +64,7 @@ def build_manifest(script_args, training_args, model_args) -> dict:
         },
         "packages": package_versions(),
         "git_commit": git_commit(),
-        **verifier_id(),
+        **verifier_id(script_args.think),
     }
 
 
