@@ -2,10 +2,12 @@
 
     python scripts/check_on_policy.py --config configs/cpu-smollm2-vllm.yaml --max_steps 1
     python scripts/check_on_policy.py --config configs/qwen2.5-1.5b-qlora-vllm.yaml --max_steps 2 --json out.json
+    python scripts/check_on_policy.py --config configs/cpu-smollm2-vllm-server.yaml --max_steps 1  # a server at :8000
 
 Builds the very trainer ``train/grpo.py`` runs (any config key can be overridden), trains
 ``max_steps`` optimizer steps with rollouts from the adapter engine, then scores one fixed
-(prompt, completion) three ways: the trainer's policy (peft model, forward pass), vLLM under the
+(prompt, completion) three ways: the trainer's policy (peft model, forward pass), vLLM (colocated, or
+the vLLM server of a ``vllm_mode: server`` config) under the
 adapter it used for the last rollouts (the policy *before* the last step), and vLLM after a sync
 (the policy now). The sync is real when the synced engine agrees with the policy within the
 tolerance and the stale adapter does not. Prints one JSON object; exit 1 when the check fails.
@@ -54,10 +56,16 @@ def precision_key(model_args) -> str:
     return "fp32" if model_args.dtype in ("float32", None, "auto") else "bf16"
 
 
+def _sync_seconds(engine) -> list[float]:
+    record = getattr(engine, "sync_record", None) or engine.sync_stats  # server engine / colocated engine
+    return record.seconds
+
+
 def run(argv: list[str]) -> dict:
     from train.adapter_engine import AdapterSyncGeneration
     from train.config import parse_config
     from train.grpo import build_trainer
+    from train.server_engine import ServerAdapterGeneration
 
     argv = list(argv)
     if "--output_dir" not in argv:
@@ -65,7 +73,7 @@ def run(argv: list[str]) -> dict:
     script_args, training_args, model_args = parse_config(argv + ["--log_rollouts", "false", "--save_strategy", "no"])
     trainer, _, _ = build_trainer(script_args, training_args, model_args)
     engine = trainer.vllm_generation
-    if not isinstance(engine, AdapterSyncGeneration):
+    if not isinstance(engine, (AdapterSyncGeneration, ServerAdapterGeneration)):
         raise SystemExit("this config does not use the adapter engine (needs use_vllm: true and use_peft: true)")
     trainer.train()
     tokenizer = trainer.processing_class
@@ -88,7 +96,8 @@ def run(argv: list[str]) -> dict:
         "synced_vs_policy": gap(synced, policy),
         "stale_vs_policy": gap(stale, policy),
         "adapter_versions": [stale_version, engine.adapter_version],
-        "sync_ms": [round(1000 * s, 1) for s in engine.sync_stats.seconds],
+        "sync_ms": [round(1000 * s, 1) for s in _sync_seconds(engine)],
+        "engine": "server" if isinstance(engine, ServerAdapterGeneration) else "colocate",
     }
     report["ok"] = report["synced_vs_policy"]["mean"] <= tolerance and report["stale_vs_policy"]["mean"] > tolerance
     engine.close()

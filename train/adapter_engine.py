@@ -160,6 +160,19 @@ class AdapterSyncGeneration(VLLMGeneration):
         self.sync_stats.syncs += 1
         self.sync_stats.seconds.append(time.perf_counter() - start)
 
+    @property
+    def rollout_adapter(self) -> str | None:
+        """The adapter the next (and the last) rollouts are generated with, as rollout logs record it."""
+        return self.lora_request.lora_name if self.lora_request is not None else None
+
+    def manifest_state(self) -> dict:
+        """What run.json records about the rollout engine."""
+        return {
+            "mode": "colocate",
+            "adapter_versions_loaded": self.sync_stats.syncs,
+            "rollout_adapter": self.rollout_adapter,
+        }
+
     def prompt_logprobs(self, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:
         """Per-token logprobs of ``completion_ids`` after ``prompt_ids`` under the loaded adapter.
 
@@ -179,11 +192,13 @@ class AdapterSyncGeneration(VLLMGeneration):
 
 
 @contextmanager
-def adapter_generation(settings: EngineSettings):
+def adapter_generation(settings, engine_class: type | None = None):
     """While ``GRPOTrainer.__init__`` runs, make its vLLM generation object an AdapterSyncGeneration.
 
     ``GRPOTrainer`` has no argument for its generation backend; it constructs the module-level name
     ``VLLMGeneration``. This swaps that one name and restores it on exit (the one private seam).
+    ``engine_class`` (default AdapterSyncGeneration) is built with ``settings=settings``; the server
+    engine (``train/server_engine.py``) passes its own class.
     """
     from trl.trainer import grpo_trainer
 
@@ -193,7 +208,7 @@ def adapter_generation(settings: EngineSettings):
             "trl.trainer.grpo_trainer.VLLMGeneration is not trl.generation.vllm_generation.VLLMGeneration: "
             "this TRL version builds its vLLM backend differently; train/adapter_engine.py needs updating."
         )
-    grpo_trainer.VLLMGeneration = partial(AdapterSyncGeneration, settings=settings)
+    grpo_trainer.VLLMGeneration = partial(engine_class or AdapterSyncGeneration, settings=settings)
     try:
         yield
     finally:

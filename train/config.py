@@ -70,6 +70,26 @@ class ScriptArguments:
     rollout_log_steps: int = field(
         default=10, metadata={"help": "steps per rollout log file (also written at each save)"}
     )
+    vllm_server_urls: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "vllm_mode: server with a LoRA policy: the vLLM OpenAI servers to roll out on (http://host:port, "
+            "prompts spread across them); each loads every new adapter at run time (train/server_engine.py)"
+        },
+    )
+    vllm_adapter_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": "where each adapter version is written for the servers to load (default <output_dir>/vllm-adapters); "
+            "servers on other nodes need it on shared storage, at the same path"
+        },
+    )
+    vllm_server_request_timeout: float = field(
+        default=600.0, metadata={"help": "seconds one request to a vLLM server may take before the run stops"}
+    )
+    vllm_server_retries: int = field(
+        default=3, metadata={"help": "extra attempts when a vLLM server cannot be connected to (then the run stops)"}
+    )
 
 
 # ---- numeric ranges: every value that would otherwise fail late (or never) --------------------
@@ -153,6 +173,8 @@ SCRIPT_BOUNDS = (
     Bound("arithmetic_steps", _at_least(1), ">= 1"),
     Bound("num_shots", _within(0, len(WORKED_EXAMPLES)), f"0 to {len(WORKED_EXAMPLES)} (rewards.WORKED_EXAMPLES)"),
     Bound("rollout_log_steps", _at_least(1), ">= 1"),
+    Bound("vllm_server_request_timeout", _above(0), "> 0 (seconds)"),
+    Bound("vllm_server_retries", _within(0, 100), "in [0, 100]"),
 )
 
 # TRL's ModelConfig: the LoRA shape
@@ -317,6 +339,31 @@ def check_line_lengths(path: str | Path, limit: int = MAX_LINE_BYTES) -> None:
                     lineno, length = lineno + 1, 0
 
 
+def _check_servers(script_args: ScriptArguments, training_args, model_args) -> None:
+    """vllm_server_urls: well-formed, and only where the server engine uses them (not yet whether they answer)."""
+    urls = script_args.vllm_server_urls
+    if not urls:
+        return
+    if not (training_args.use_vllm and training_args.vllm_mode == "server" and model_args.use_peft):
+        raise ConfigError(
+            "vllm_server_urls is set but this run does not roll out on vLLM servers: they are used with "
+            "`use_vllm: true`, `vllm_mode: server` and `use_peft: true`. Set those, or remove vllm_server_urls."
+        )
+    from train.server_engine import normalize_url
+
+    problems, seen = [], set()
+    for url in urls:
+        try:
+            normal = normalize_url(url)
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        if normal in seen:
+            problems.append(f"vllm_server_urls: {url!r} is listed twice")
+        seen.add(normal)
+    _refuse(problems)
+
+
 def _cuda_available() -> bool:
     import torch
 
@@ -392,6 +439,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
             f"model_name_or_path: {path} is not a checkpoint directory (no config.json). For the CPU default run "
             "`python scripts/prepare_cpu_model.py` (or `make setup`) first."
         )
+    _check_servers(script_args, training_args, model_args)
     try:
         check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory: train/machine_checks.py
     except MachineConfigError as exc:

@@ -65,6 +65,15 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
+    if script_args.vllm_server_urls and training_args.use_vllm and training_args.vllm_mode == "server":
+        from train.server_engine import ServerPool, server_settings
+
+        # a wrong URL or a server that is down stops the run now, before any model is loaded
+        pool = ServerPool(server_settings(script_args, training_args, model_args))
+        try:
+            pool.wait_until_ready(training_args.vllm_server_timeout)
+        finally:
+            pool.close()
 
     # start the verifier's symbolic workers now, while the model loads, not inside the first reward call;
     # a pool that cannot start stops the run below (with the worker's own error), before training
@@ -99,14 +108,19 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
             metadata=rollout_metadata(manifest),
         )
         callbacks.append(RolloutFlushCallback(recorder))
-    engine = None
-    if training_args.use_vllm and model_args.use_peft:
+    engine = servers = None
+    if training_args.use_vllm and model_args.use_peft and training_args.vllm_mode == "server":
+        from train.server_engine import server_settings
+
+        servers = server_settings(script_args, training_args, model_args)  # vLLM servers load each adapter by name
+    elif training_args.use_vllm and model_args.use_peft:
         from train.adapter_engine import engine_settings
 
         engine = engine_settings(model_args, training_args)  # vLLM holds the base; each sync sends the adapter
     trainer = RecordingGRPOTrainer(
         model=model_path,
         engine_settings=engine,
+        server_settings=servers,
         reward_funcs=get_reward_funcs(script_args.reward_funcs, think=script_args.think),
         reward_names=list(script_args.reward_funcs),
         rollout_recorder=recorder,
@@ -117,6 +131,9 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         callbacks=callbacks,
     )
     warming.result()  # VerifierUnavailable here, not tracebacks from a thread while training runs
+    if trainer.rollout_engine_state() is not None:  # run.json: the vLLM engine and the adapter it serves
+        callbacks[0].live = lambda: {"rollout_engine": trainer.rollout_engine_state()}
+    trainer.manifest_callback = callbacks[0]
     return trainer, recorder, manifest
 
 
@@ -140,6 +157,15 @@ class _Background:
             raise self._error
 
 
+def _close_server_engine(trainer) -> None:
+    """The server engine's adapter files and connections go when training ends (the servers stay up)."""
+    from train.server_engine import ServerAdapterGeneration
+
+    engine = getattr(trainer, "vllm_generation", None)
+    if isinstance(engine, ServerAdapterGeneration):
+        engine.close()
+
+
 def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
     trainer, recorder, manifest = build_trainer(script_args, training_args, model_args)
@@ -150,12 +176,15 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     span = RunSpanCallback()
     trainer.add_callback(span)
     start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    try:
+        trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    finally:
+        _close_server_engine(trainer)
     seconds = time.perf_counter() - start
     trainer.save_model(str(output_dir))
     history = trainer.state.log_history
     if trainer.is_world_process_zero():
-        write_manifest(manifest, output_dir, trainer.state.global_step)
+        write_manifest(trainer.manifest_callback.current(), output_dir, trainer.state.global_step)
         (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
         print(f"[verigrpo] {_summary(history, seconds, span.first_step or 0)}")
         print(f"[verigrpo] checkpoint: {output_dir} (adapter + tokenizer + run.json)")
@@ -183,6 +212,14 @@ def cli(argv: list[str] | None = None) -> int:
     except (ConfigError, DatasetError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        from train.server_engine import ServerError
+
+        if not isinstance(exc, ServerError):
+            raise
+        # a vLLM server failed (before or during training): the run stops; saved checkpoints are complete
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     return 0
 
 

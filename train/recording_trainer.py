@@ -22,15 +22,22 @@ class RecordingGRPOTrainer(GRPOTrainer):
         rollout_recorder: RolloutRecorder | None = None,
         reward_names: list[str],
         engine_settings=None,
+        server_settings=None,
         **kwargs,
     ):
-        """``engine_settings`` (train.adapter_engine.EngineSettings): vLLM rollouts with adapter-only sync."""
-        if engine_settings is None:
+        """vLLM rollouts with adapter-only sync: ``engine_settings`` (train.adapter_engine.EngineSettings) colocated,
+        ``server_settings`` (train.server_engine.ServerSettings) from vLLM servers; neither: TRL's own generation."""
+        if engine_settings is None and server_settings is None:
             super().__init__(*args, **kwargs)
         else:
             from train.adapter_engine import adapter_generation
 
-            with adapter_generation(engine_settings):
+            engine_class = None
+            if server_settings is not None:
+                from train.server_engine import ServerAdapterGeneration
+
+                engine_class = ServerAdapterGeneration
+            with adapter_generation(server_settings or engine_settings, engine_class):
                 super().__init__(*args, **kwargs)
         self.rollout_recorder = rollout_recorder
         # TRL names rewards after the function (format_reward); logs use the config's names (format)
@@ -50,6 +57,12 @@ class RecordingGRPOTrainer(GRPOTrainer):
         for name, param in (model or self.model).named_parameters():
             if name in dtypes and param.dtype != dtypes[name]:
                 param.data = param.data.to(dtypes[name])
+
+    def rollout_engine_state(self) -> dict | None:
+        """run.json's ``rollout_engine``: the vLLM engine's mode, servers and current adapter (None without vLLM)."""
+        engine = getattr(self, "vllm_generation", None)
+        state = getattr(engine, "manifest_state", None)
+        return state() if state is not None else None
 
     def create_model_card(self, *args, **kwargs):
         """Skip TRL's card: for a local base it reads "fine-tuned version of [None](https://huggingface.co/None)".
@@ -75,6 +88,9 @@ class RecordingGRPOTrainer(GRPOTrainer):
         lengths, terminated = gather_object(lengths), gather_object(terminated)
         if not self.accelerator.is_main_process:
             return
+        # which adapter version generated this batch (vLLM engines; TRL syncs before it generates)
+        engine = getattr(self, "vllm_generation", None)
+        adapter = getattr(engine, "rollout_adapter", None)
         n = len(ids)
         logs = self._logs
         rollouts = rollouts_from_batch(
@@ -89,6 +105,7 @@ class RecordingGRPOTrainer(GRPOTrainer):
             terminated=terminated,
             num_generations=self.num_generations,
             step=self.state.global_step + 1,
+            extra={"adapter": adapter} if adapter else None,
         )
         self.rollout_recorder.add(rollouts)
 

@@ -182,8 +182,12 @@ def rollouts_from_batch(
     terminated: list[bool] | None,
     num_generations: int,
     step: int,
+    extra: dict | None = None,
 ) -> list[Rollout]:
-    """Rollouts of one generation batch (already gathered across processes), in group order."""
+    """Rollouts of one generation batch (already gathered across processes), in group order.
+
+    ``extra``: sample metadata every rollout of the batch shares (the adapter version that generated it).
+    """
     rollouts = []
     for index, (prompt_id, answer, prompt, completion) in enumerate(zip(ids, answers, prompts, completions)):
         length = lengths[index] if lengths is not None else None
@@ -200,7 +204,7 @@ def rollouts_from_batch(
                 advantage=float(advantages[index]),
                 completion_length=length,
                 truncated=None if terminated is None else not terminated[index],
-                extra={"max_completion_length": max_completion_length},
+                extra={"max_completion_length": max_completion_length, **(extra or {})},
             )
         )
     return rollouts
