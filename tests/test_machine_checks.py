@@ -140,3 +140,19 @@ def test_supported_vllm_versions_pass(qwen_dir, monkeypatch):
     for version in ("0.26.0", "0.27.1"):
         monkeypatch.setattr(mc, "installed_vllm", lambda v=version: ("vllm", v))
         validate(*gpu_recipe(qwen_dir))
+
+
+def test_server_mode_needs_no_local_vllm_but_the_same_4bit_settings(qwen_dir, monkeypatch):
+    """vllm_mode: server with a LoRA policy: vLLM runs in the servers (train/server_engine.py)."""
+    monkeypatch.setattr(mc, "_cuda_available", lambda: True)
+    monkeypatch.setattr(mc, "installed_vllm", lambda: None)  # the trainer machine has no vLLM
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (139 * GIB, 140 * GIB))
+    monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
+    server = ("--vllm_mode", "server", "--vllm_server_urls", "http://gpu-node-3:8000", "http://gpu-node-3:8001")
+    validate(*gpu_recipe(qwen_dir, *server))
+    with pytest.raises(ConfigError, match=r"nf4 with double quantization"):
+        validate(*gpu_recipe(qwen_dir, *server, "--use_bnb_nested_quant", "false"))
+    with pytest.raises(ConfigError, match=r"vllm_server_base_url is TRL's weight-pushing server"):
+        validate(*gpu_recipe(qwen_dir, *server, "--vllm_server_base_url", "http://x:8000"))
+    with pytest.raises(ConfigError, match=r"vllm_server_urls: 'gpu-node-3:8000' is not an http\(s\) URL"):
+        validate(*gpu_recipe(qwen_dir, "--vllm_mode", "server", "--vllm_server_urls", "gpu-node-3:8000"))
