@@ -101,3 +101,40 @@ def test_two_processes_train_once_and_resume(tmp_path):
     keys = Counter((s.metadata["step"], s.metadata["group"], s.epoch) for s in samples)
     assert max(keys.values()) == 1 and len(keys) == 24
     assert {step for step, _, _ in keys} == {1, 2, 3}
+
+
+@pytest.mark.slow
+def test_two_processes_roll_out_through_a_vllm_server(tmp_path):
+    """Both processes' prompts go to the server once (from the main process); each rollout is logged once."""
+    from vllm_server import VLLMServerProcess
+
+    from train.machine_checks import installed_vllm
+
+    if not installed_vllm():
+        if os.environ.get("VERIGRPO_REQUIRE_VLLM") == "1":
+            pytest.fail("vLLM's CPU build is needed")
+        pytest.skip("vLLM's CPU build is needed")
+    server = VLLMServerProcess(tmp_path / "server.log")
+    out = tmp_path / "run"
+    try:
+        server.start()
+        result = accelerate_launch(
+            "--config", "configs/cpu-smollm2-vllm-server.yaml", "--vllm_server_urls", server.url,
+            "--per_device_train_batch_size", "4", "--max_completion_length", "32", "--dataset_size", "16",
+            "--save_steps", "1", "--max_steps", "2", "--output_dir", str(out),
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stderr[-4000:] + server.log_tail()
+    run = json.loads((out / "run.json").read_text())
+    assert run["config"]["training"]["generation_batch_size"] == 8 and run["rollout_engine"]["mode"] == "server"
+    tag = run["rollout_engine"]["run_tag"]
+    samples = rollout_samples(out)
+    keys = Counter((s.metadata["step"], s.metadata["group"], s.epoch) for s in samples)
+    assert max(keys.values()) == 1 and len(keys) == 16
+    assert {(s.metadata["step"], s.metadata["adapter"]) for s in samples} == {
+        (1, f"verigrpo-{tag}-v1"),
+        (2, f"verigrpo-{tag}-v2"),
+    }
+    steps = [e for e in json.loads((out / "log_history.json").read_text()) if "grad_norm" in e]
+    assert all(e["sampling/sampling_logp_difference/mean"] < 1e-3 for e in steps), steps
