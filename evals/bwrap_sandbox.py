@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import math
 import os
 import shutil
@@ -46,7 +47,11 @@ PROVIDER_LIMITS = sandbox.SandboxLimits(
     file_size_mb=1024, open_files=1024, tmp_size_mb=512,
 )  # fmt: skip
 
-_WRITE = """import os, sys
+# The file programs report failures as exit statuses: an errno value, read back by _raise_for.
+EXIT_NOT_FOUND, EXIT_IS_DIRECTORY, EXIT_DENIED, EXIT_TOO_LARGE = errno.ENOENT, errno.EISDIR, errno.EACCES, errno.EFBIG
+_EXIT_ERRORS = {EXIT_NOT_FOUND: FileNotFoundError, EXIT_IS_DIRECTORY: IsADirectoryError, EXIT_DENIED: PermissionError}
+
+_WRITE = f"""import os, sys
 path = sys.argv[1]
 parent = os.path.dirname(path)
 try:
@@ -54,27 +59,27 @@ try:
         os.makedirs(parent, exist_ok=True)
     handle = open(path, "wb")
 except IsADirectoryError:
-    sys.exit(21)
+    sys.exit({EXIT_IS_DIRECTORY})
 except OSError:
-    sys.exit(13)
+    sys.exit({EXIT_DENIED})
 with handle:
     handle.write(sys.stdin.buffer.read())
 """
-_READ = """import os, sys
+_READ = f"""import os, sys
 path, limit = sys.argv[1], int(sys.argv[2])
 try:
     handle = open(path, "rb")
 except FileNotFoundError:
-    sys.exit(2)
+    sys.exit({EXIT_NOT_FOUND})
 except IsADirectoryError:
-    sys.exit(21)
+    sys.exit({EXIT_IS_DIRECTORY})
 except OSError:
-    sys.exit(13)
+    sys.exit({EXIT_DENIED})
 with handle:
     if os.path.isdir(path):
-        sys.exit(21)
+        sys.exit({EXIT_IS_DIRECTORY})
     if os.fstat(handle.fileno()).st_size > limit:
-        sys.exit(27)
+        sys.exit({EXIT_TOO_LARGE})
     sys.stdout.buffer.write(handle.read())
 """
 
@@ -172,17 +177,16 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     async def _python(self, program: str, args: list[str], stdin: bytes | None, output_bytes: int = 1 << 16):
         limits = dataclasses.replace(PROVIDER_LIMITS, wall_s=120.0, cpu_s=120, output_bytes=output_bytes)
-        argv = [sandbox.SANDBOX_PYTHON, "-I", "-S", "-c", program, *args]
+        argv = [sandbox.sandbox_python(), "-I", "-S", "-c", program, *args]
         return await sandbox.run_sandboxed(argv, limits=limits, stdin=stdin, workdir=self.directory, cwd=WORKDIR)
 
     @staticmethod
     def _raise_for(result: sandbox.SandboxResult, file: str) -> None:
         if result.timed_out:
             raise TimeoutError(f"file operation on {file} timed out")
-        if result.output_limited or result.returncode == 27:
+        if result.output_limited or result.returncode == EXIT_TOO_LARGE:
             raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, None)
-        errors = {2: FileNotFoundError, 21: IsADirectoryError, 13: PermissionError}
-        if result.returncode in errors:
-            raise errors[result.returncode](f"{file} (in the bwrap sandbox)")
+        if result.returncode in _EXIT_ERRORS:
+            raise _EXIT_ERRORS[result.returncode](f"{file} (in the bwrap sandbox)")
         if result.returncode != 0:
             raise RuntimeError(f"file operation on {file} failed: {result.stderr.decode(errors='replace')[-500:]}")

@@ -1,7 +1,7 @@
 """Code problems: the bundled set (``evals/data/code_problems.jsonl``) or your own file in that format.
 
 One JSON object per line: ``{"id", "prompt", "tests", "solution"?}`` where ``tests`` is one of the
-shapes ``rewards.code_spec`` accepts (HumanEval ``check``, MBPP ``asserts``, stdin/stdout ``io``) and
+shapes ``rewards.code.code_spec`` accepts (HumanEval ``check``, MBPP ``asserts``, stdin/stdout ``io``) and
 ``solution`` an optional reference solution (tests check that it passes). Bad records raise
 ``DatasetError`` naming file:line.
 """
@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from evals.math_data import DatasetError, _json_array, _json_lines, _require_file
+from evals.math_data import DatasetError, json_records, require_file
 from rewards import InvalidTests, build_code_messages, parse_test_spec
 
 BUNDLED_CODE_PROBLEMS = Path(__file__).parent / "data" / "code_problems.jsonl"
@@ -51,8 +51,8 @@ def _problem(record: object, where: str) -> CodeProblem:
 
 def load_code_problems(path: str | Path | None = None, limit: int | None = None) -> list[CodeProblem]:
     """Problems from ``path`` (.jsonl or .json), by default the bundled set, in file order."""
-    path = BUNDLED_CODE_PROBLEMS if path is None else _require_file(path, "code")
-    rows = _json_array(path) if path.suffix == ".json" else _json_lines(path)
+    path = BUNDLED_CODE_PROBLEMS if path is None else require_file(path, "code")
+    rows = json_records(path)
     problems = [_problem(record, f"{path}:{lineno}") for lineno, record in rows]
     if not problems:
         raise DatasetError(f"{path}: no problems in file")

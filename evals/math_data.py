@@ -208,7 +208,7 @@ def _error_position(exc: json.JSONDecodeError) -> tuple[int, int]:
     return doc.count("\n", 0, pos) + 1, pos - doc.rfind("\n", 0, pos)
 
 
-def _json_lines(path: Path) -> Iterator[tuple[int, object]]:
+def json_lines(path: Path) -> Iterator[tuple[int, object]]:
     with path.open(encoding="utf-8") as handle:
         for lineno, line in enumerate(handle, start=1):
             if not line.strip():
@@ -220,7 +220,7 @@ def _json_lines(path: Path) -> Iterator[tuple[int, object]]:
                 raise DatasetError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {column})") from None
 
 
-def _json_array(path: Path) -> Iterator[tuple[int, object]]:
+def json_array(path: Path) -> Iterator[tuple[int, object]]:
     """Elements of a top-level JSON array with the line each starts on (json.load gives no positions)."""
     text = path.read_text(encoding="utf-8")
     decoder = json.JSONDecoder()
@@ -245,7 +245,12 @@ def _json_array(path: Path) -> Iterator[tuple[int, object]]:
         yield lineno, item
 
 
-def _require_file(path: str | Path | None, source: str) -> Path:
+def json_records(path: Path) -> Iterator[tuple[int, object]]:
+    """(line number, record) from a ``.json`` array or a ``.jsonl`` file (any other suffix reads as jsonl)."""
+    return json_array(path) if path.suffix == ".json" else json_lines(path)
+
+
+def require_file(path: str | Path | None, source: str) -> Path:
     if path is None:
         raise DatasetError(f"dataset {source!r} needs a path (e.g. -T path=data/problems.jsonl)")
     path = Path(path)
@@ -256,8 +261,8 @@ def _require_file(path: str | Path | None, source: str) -> Path:
 
 def load_file(path: str | Path | None, source: str = "jsonl") -> list[MathProblem]:
     """Problems from a local ``.jsonl`` or ``.json`` file; any bad record is an error naming file:line."""
-    path = _require_file(path, source)
-    rows = _json_array(path) if path.suffix == ".json" else _json_lines(path)
+    path = require_file(path, source)
+    rows = json_records(path)
     problems = [
         _problem_from_record(record, f"{path}:{lineno}", n, path.stem) for n, (lineno, record) in enumerate(rows)
     ]
@@ -312,15 +317,15 @@ def math500_problem(record: dict, index: int, where: str = MATH500_HUB_ID) -> Ma
 
 def load_gsm8k(split: str = "test", path: str | Path | None = None) -> list[MathProblem]:
     if path is not None:
-        file = _require_file(path, "gsm8k")
-        return [gsm8k_problem(record, n, f"{file}:{lineno}") for n, (lineno, record) in enumerate(_json_lines(file))]
+        file = require_file(path, "gsm8k")
+        return [gsm8k_problem(record, n, f"{file}:{lineno}") for n, (lineno, record) in enumerate(json_lines(file))]
     return [gsm8k_problem(dict(record), n) for n, record in enumerate(_load_hub(GSM8K_HUB_ID, "main", split))]
 
 
 def load_math500(split: str = "test", path: str | Path | None = None) -> list[MathProblem]:
     if path is not None:
-        file = _require_file(path, "math500")
-        return [math500_problem(record, n, f"{file}:{lineno}") for n, (lineno, record) in enumerate(_json_lines(file))]
+        file = require_file(path, "math500")
+        return [math500_problem(record, n, f"{file}:{lineno}") for n, (lineno, record) in enumerate(json_lines(file))]
     return [math500_problem(dict(record), n) for n, record in enumerate(_load_hub(MATH500_HUB_ID, None, split))]
 
 

@@ -12,8 +12,9 @@ also needs ``-M do_sample=false``. pass@k: ``--epochs 4 --epochs-reducer mean,pa
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig
+from inspect_ai.model import GenerateConfig
 
+from evals.chat import chat_messages
 from evals.math_data import MathProblem, load_problems
 from evals.scoring import HEADLINE
 from evals.verify import math_verifier
@@ -24,12 +25,10 @@ DEFAULT_SHOTS = 1  # one worked example: the small CPU model needs it to follow 
 DEFAULT_MAX_TOKENS = 256
 EVAL_SPLIT = "test"  # procedural 'test' problems never appear in training's 'train' split
 
-_ROLES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
-
 
 def record_to_sample(problem: MathProblem, num_shots: int = DEFAULT_SHOTS) -> Sample:
     """A MathProblem as an Inspect Sample, with exactly the chat messages training uses."""
-    messages = [_ROLES[m["role"]](content=m["content"]) for m in build_messages(problem.question, num_shots)]
+    messages = chat_messages(build_messages(problem.question, num_shots))
     return Sample(input=messages, target=problem.answer, id=problem.id, metadata=dict(problem.metadata))
 
 

@@ -58,7 +58,7 @@ def load_scorer(spec: str) -> Scorer:
         module_spec.loader.exec_module(module)
         return getattr(module, name)()
     import verigrpo  # noqa: F401 - registers verigrpo/* scorers
-    from inspect_ai._util.registry import registry_create  # the registry lookup `inspect score --scorer` uses
+    from inspect_ai.util import registry_create  # the registry lookup `inspect score --scorer` uses
 
     return registry_create("scorer", spec)
 

@@ -17,7 +17,7 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import TaskState
 
 from rewards import InvalidReference, Verdict, grade, verifier_id
-from rewards.answer_format import THINK_NONE
+from rewards.math.answer_format import THINK_NONE
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def verdict_score(verdict: Verdict, think: str = THINK_NONE) -> Score:
 async def score_completion(completion: str, reference: str, think: str = THINK_NONE) -> Score:
     """Grade one completion off the event loop (the verifier may wait on its worker process).
 
-    ``think`` is the answer-extraction setting (``rewards.answer_format.THINK_MODES``); it must be
+    ``think`` is the answer-extraction setting (``rewards.math.answer_format.THINK_MODES``); it must be
     the one the checkpoint was trained with.
     """
     try:

@@ -1,11 +1,12 @@
-"""Scorers under the names the design this project comes from used.
+"""The task files' scorers, by file path: what ``evals/math_task.py`` and ``evals/code_task.py`` score with.
 
     from evals.verify import is_correct      # *is* rewards.is_correct, re-exported, not wrapped
     inspect score LOG --scorer evals/verify.py@math_verifier --action append --model none/none
     inspect score LOG --scorer evals/verify.py@unit_test_scorer --action append --model none/none
 
 From any directory, once installed, the same scorers are ``verigrpo/math_verifier`` and
-``verigrpo/unit_test_scorer`` (see README).
+``verigrpo/unit_test_scorer`` (``evals/inspect_plugin/``); both build their Score with
+``evals.scoring.math_scorer`` / ``evals.code_scoring.code_scorer``.
 """
 
 from inspect_ai.scorer import Scorer, scorer

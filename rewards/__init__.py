@@ -2,9 +2,19 @@
 
 Imports only the standard library, sympy, latex2sympy2_extended (in the worker process) and pyseccomp
 (when a sandbox first starts), so the trainer, the evals and a notebook all load the same objects fast.
+
+Layout: ``rewards/math/`` (the math verifier and its rewards), ``rewards/code/`` (the code judge and its
+reward), ``rewards/sandbox/`` (bubblewrap isolation, also used by the Inspect ``bwrap`` provider), and the
+shared pieces here (``verdict``, ``registry``, ``fingerprint``, ``common``).
 """
 
-from rewards.answer_format import (
+from rewards.code.code_format import CODE_INSTRUCTION, build_code_messages, extract_code, tamper_markers
+from rewards.code.code_rewards import code_tests
+from rewards.code.code_spec import InvalidTests, TestSpec, parse_test_spec
+from rewards.code.code_verifier import grade_code, grade_code_sync
+from rewards.fingerprint import verifier_fingerprint, verifier_id, verigrpo_version
+from rewards.math import worker_pool  # noqa: F401 - ``rewards.worker_pool``: tests/conftest.py patches its deadline
+from rewards.math.answer_format import (
     ANSWER_INSTRUCTION,
     THINK_MODES,
     WORKED_EXAMPLES,
@@ -12,17 +22,12 @@ from rewards.answer_format import (
     extract_answer,
     find_final_answer,
 )
-from rewards.code_format import CODE_INSTRUCTION, build_code_messages, extract_code, tamper_markers
-from rewards.code_rewards import code_tests
-from rewards.code_spec import InvalidTests, TestSpec, parse_test_spec
-from rewards.code_verifier import grade_code, grade_code_sync
-from rewards.fingerprint import verifier_fingerprint, verifier_id, verigrpo_version
-from rewards.math_rewards import bind_think, correctness, format_reward
-from rewards.math_verifier import InvalidReference, check_reference, grade, is_correct
+from rewards.math.math_rewards import bind_think, correctness, format_reward
+from rewards.math.math_verifier import InvalidReference, check_reference, grade, is_correct
+from rewards.math.worker_pool import VerifierBug, VerifierError, VerifierOverloaded, VerifierUnavailable
 from rewards.registry import REWARD_FUNCS, get_reward_funcs
 from rewards.sandbox import SandboxError, SandboxLimits, SandboxUnavailable
 from rewards.verdict import Reason, TestOutcome, Verdict
-from rewards.worker_pool import VerifierBug, VerifierError, VerifierOverloaded, VerifierUnavailable
 
 __all__ = [
     "CODE_INSTRUCTION",

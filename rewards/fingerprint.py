@@ -11,7 +11,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-from rewards.answer_format import THINK_MODES, THINK_NONE
+from rewards.math.answer_format import THINK_MODES, THINK_NONE
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

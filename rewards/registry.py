@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rewards.answer_format import THINK_NONE
-from rewards.code_rewards import code_tests
-from rewards.math_rewards import bind_think, correctness, format_reward
+from rewards.code.code_rewards import code_tests
+from rewards.math.answer_format import THINK_NONE
+from rewards.math.math_rewards import bind_think, correctness, format_reward
 
 REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
     "correctness": correctness,

@@ -21,7 +21,7 @@ from inspect_ai.scorer import match
 
 from evals.math_data import procedural_arithmetic
 from evals.verify import math_verifier
-from rewards.worker_pool import warm_up
+from rewards.math.worker_pool import warm_up
 
 SYMBOLIC = [  # a MATH-like share of the log: (target, a right answer, a wrong one)
     (r"\frac{1}{2}", r"\frac{2}{4}", r"\frac{1}{3}"),

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 from rewards import sandbox
-from rewards.code_verifier import DEFAULT_CONCURRENCY, _concurrency_from_env, grade_code_many
+from rewards.code.code_verifier import DEFAULT_CONCURRENCY, concurrency, grade_code_many
 
 TRIVIAL = "print('hi')\n"
 
@@ -39,8 +39,8 @@ def latency(runs: int) -> None:
         handle.write(TRIVIAL)
     timings: dict[str, list[float]] = {"python3 -I": [], "python3 -I -S": [], "sandbox": []}
     plain = {
-        "python3 -I": [sandbox.SANDBOX_PYTHON, "-I", handle.name],
-        "python3 -I -S": [sandbox.SANDBOX_PYTHON, "-I", "-S", handle.name],
+        "python3 -I": [sandbox.sandbox_python(), "-I", handle.name],
+        "python3 -I -S": [sandbox.sandbox_python(), "-I", "-S", handle.name],
     }
     files = {"/sandbox/main.py": TRIVIAL.encode()}
     try:
@@ -88,10 +88,10 @@ def batch(completions: int, tests: int) -> None:
     verdicts = asyncio.run(grade_code_many(items))
     elapsed = time.perf_counter() - started
     mean = sum(v.fraction for v in verdicts) / len(verdicts)
-    concurrency = _concurrency_from_env()
+    slots = concurrency()
     verdict = "OK" if elapsed <= 3.0 else "OVER TARGET"
     print(
-        f"grading {completions} completions x {tests} tests (2 sandboxes each) at concurrency {concurrency} "
+        f"grading {completions} completions x {tests} tests (2 sandboxes each) at concurrency {slots} "
         f"(default {DEFAULT_CONCURRENCY}, {os.cpu_count()} cores): {elapsed:.2f} s wall "
         f"(target <= 3 s: {verdict}), {completions / elapsed:.1f} completions/s, mean reward {mean:.3f}"
     )

@@ -22,9 +22,10 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from rewards import is_correct, math_verifier
-from rewards.math_verifier import InvalidReference, check
-from rewards.worker_pool import DEADLINE_S, VerifierOverloaded, warm_up
+from rewards import is_correct
+from rewards.math import math_verifier
+from rewards.math.math_verifier import InvalidReference, check
+from rewards.math.worker_pool import VerifierOverloaded, call_deadline_s, warm_up
 
 SYMBOLIC = [
     (r"\frac{1}{2}", "0.5"),
@@ -266,7 +267,7 @@ def loaded_run(burners: int, threads: int, rounds: int) -> None:
         f"(load average before: {ambient:.1f} on {os.cpu_count()} cores) =="
     )
     print(f"rewards.is_correct   {summary(latencies)}   ({len(jobs) / wall:.0f} calls/s)")
-    print(f"calls over 1 s: {sum(t > 1.0 for t in latencies)} (target 0; the deadline is {DEADLINE_S:g} s)")
+    print(f"calls over 1 s: {sum(t > 1.0 for t in latencies)} (target 0; the deadline is {call_deadline_s():g} s)")
     print(f"verdicts changed by load: {len(changed)} (target 0) {changed[:3]}")
     print(
         f"deadline missed (VerifierOverloaded, an error): {len(overloaded)} of {len(jobs)} {sorted(set(overloaded))[:3]}"

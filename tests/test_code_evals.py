@@ -18,7 +18,7 @@ from inspect_ai.util import OutputLimitExceededError, SandboxUserUnsupportedErro
 
 import evals.code_scoring
 import evals.verify
-import rewards.code_verifier
+import rewards.code.code_verifier
 from evals.bwrap_sandbox import BwrapSandboxEnvironment
 from evals.code_data import load_code_problems
 from evals.code_task import code_verified
@@ -34,8 +34,8 @@ def fenced(code: str) -> str:
 
 
 def test_scorer_and_reward_run_the_same_coroutine():
-    assert evals.code_scoring.grade_code is rewards.code_verifier.grade_code
-    assert evals.verify.grade_code is rewards.code_verifier.grade_code
+    assert evals.code_scoring.grade_code is rewards.code.code_verifier.grade_code
+    assert evals.verify.grade_code is rewards.code.code_verifier.grade_code
 
 
 @pytest.mark.parametrize("problem_id", ["gcd", "safe_divide", "sum_line"])

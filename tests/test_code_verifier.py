@@ -16,10 +16,10 @@ from rewards import (
     parse_test_spec,
     sandbox,
 )
-from rewards.code_format import build_code_prompt, tamper_markers
-from rewards.code_rewards import code_tests
-from rewards.code_spec import outputs_match
-from rewards.code_verifier import JudgeError, grade_code_many
+from rewards.code.code_format import build_code_prompt, tamper_markers
+from rewards.code.code_rewards import code_tests
+from rewards.code.code_spec import outputs_match
+from rewards.code.code_verifier import JudgeError, grade_code_many
 
 # --- extraction: (completion, expected code) ----------------------------------------------------------
 EXTRACTION = [

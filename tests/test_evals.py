@@ -30,7 +30,7 @@ def test_scorer_and_reward_share_the_same_objects():
     assert evals.verify.is_correct is rewards.is_correct
     assert evals.verify.grade is rewards.grade
     assert evals.scoring.grade is rewards.grade
-    assert rewards.math_rewards.grade is rewards.grade
+    assert rewards.math.math_rewards.grade is rewards.grade
 
 
 AGREEMENT = [
@@ -192,7 +192,7 @@ def test_registered_scorer_name_after_a_regular_install(tmp_path):
     assert build.returncode == 0, build.stderr[-2000:]
     code = (
         "import verigrpo, evals.verify; from inspect_ai._util.registry import registry_info\n"
-        "from evals.code_data import load_code_problems; from rewards.sandbox_programs import source\n"
+        "from evals.code_data import load_code_problems; from rewards.code.sandbox_programs import source\n"
         "print(verigrpo.__file__); print(registry_info(verigrpo.math_verifier).name)\n"
         "print(registry_info(verigrpo.unit_test_scorer).name, registry_info(verigrpo.bwrap).name)\n"
         "print(len(load_code_problems()), len(source('judge.py')) > 0, len(source('server.py')) > 0)"

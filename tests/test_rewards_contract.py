@@ -89,14 +89,14 @@ def test_runs_in_an_asyncio_task(named):
 
 
 def test_unusable_code_tests_are_none_with_a_warning(caplog, needs_sandbox):
-    with caplog.at_level(logging.WARNING, logger="rewards.code_rewards"):
+    with caplog.at_level(logging.WARNING, logger="rewards.code.code_rewards"):
         result = rewards.code_tests(completions=CODE_COMPLETIONS[:2], tests=[CODE_TESTS, '{"asserts": []}'])
     assert result == [1.0, None]
     assert "sample 1" in caplog.text and "exactly one of" in caplog.text
 
 
 def test_unparseable_reference_is_none_with_a_warning(caplog):
-    with caplog.at_level(logging.WARNING, logger="rewards.math_rewards"):
+    with caplog.at_level(logging.WARNING, logger="rewards.math.math_rewards"):
         result = correctness(completions=["ANSWER: 1", "ANSWER: 1"], answer=["1", "\\frac{"])
     assert result == [1.0, None]
     assert "sample 1" in caplog.text and "\\frac{" in caplog.text

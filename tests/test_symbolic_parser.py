@@ -1,12 +1,12 @@
 """The two-stage (SLL, then LL) parse must give exactly what the library's own LL parse gives."""
 
 import pytest
-from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
 from latex2sympy2_extended.math_normalization import normalize_latex
 from test_verifier_table import NEGATIVES, POSITIVES
 
-from rewards import structure
-from rewards.symbolic import _CONVERSION, _NORMALIZATION, _FastLatex2Sympy, parse_leaf, to_latex
+from rewards.math import structure
+from rewards.math.latex2sympy_seam import FastLatex2Sympy, LibraryLatex2Sympy
+from rewards.math.symbolic import _CONVERSION, _NORMALIZATION, parse_leaf, to_latex
 
 pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")
 
@@ -40,13 +40,13 @@ def corpus():
 def test_fast_parse_agrees_with_library_parse(text):
     latex = normalize_latex(to_latex(text), _NORMALIZATION)
     try:
-        expected = _Latex2Sympy(config=_CONVERSION).parse(latex)
+        expected = LibraryLatex2Sympy(config=_CONVERSION).parse(latex)
     except Exception:  # the library rejects it; the fast path must not accept it either
         with pytest.raises(Exception):  # noqa: B017 - the grammar raises bare Exception
-            _FastLatex2Sympy(config=_CONVERSION).parse(latex)
+            FastLatex2Sympy(config=_CONVERSION).parse(latex)
         return
     try:
-        fast = _FastLatex2Sympy(config=_CONVERSION).parse(latex)
+        fast = FastLatex2Sympy(config=_CONVERSION).parse(latex)
     except Exception:
         return  # bailed: parse_leaf falls back to the library parse
     assert fast == expected or str(fast) == str(expected)

@@ -18,7 +18,7 @@ MODEL = REPO / "models" / "smollm2-135m-instruct"
 
 def length_parity(completions, **kwargs):
     """A test reward with variance whatever the model writes: 1.0 for an even number of characters."""
-    return [float(len(rewards.math_rewards.completion_text(c)) % 2 == 0) for c in completions]
+    return [float(len(rewards.common.completion_text(c)) % 2 == 0) for c in completions]
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from rewards import InvalidReference, Reason, grade, is_correct, math_verifier, worker_pool
-from rewards.math_verifier import check
-from rewards.worker_pool import Budget, WorkerPool
+from rewards import InvalidReference, Reason, grade, is_correct
+from rewards.math import math_verifier, worker_pool
+from rewards.math.math_verifier import check
+from rewards.math.worker_pool import Budget, WorkerPool
 
 P = pytest.param
 BOUND_S = 3.0  # generous for a loaded CI box; scripts/bench_verifier.py reports the real maximum

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rewards import Reason, is_correct
-from rewards.math_verifier import check
+from rewards.math.math_verifier import check
 
 pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")
 

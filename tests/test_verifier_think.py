@@ -9,8 +9,8 @@ import rewards
 from evals.math_task import math_verified
 from evals.scoring import score_completion
 from rewards import format_reward, grade
-from rewards.answer_format import THINK_MODES
-from rewards.math_rewards import bind_think, correctness
+from rewards.math.answer_format import THINK_MODES
+from rewards.math.math_rewards import bind_think, correctness
 
 pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")
 

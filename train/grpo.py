@@ -27,7 +27,7 @@ from pathlib import Path
 # torch (the entry point); a value already in the environment wins.
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
-from rewards.worker_pool import warm_up  # noqa: E402 - after the OpenMP setting
+from rewards.math.worker_pool import warm_up  # noqa: E402 - after the OpenMP setting
 from train.config import ConfigError, ScriptArguments, parse_config, validate  # noqa: E402
 
 

@@ -32,7 +32,7 @@ from inspect_ai.log._log import EvalMetricDefinition, EvalScorer  # not re-expor
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ModelOutput
 from inspect_ai.scorer import Score
 
-from rewards.math_rewards import completion_text
+from rewards.common import completion_text
 
 logger = logging.getLogger(__name__)
 

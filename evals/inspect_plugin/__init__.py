@@ -16,13 +16,13 @@ pyproject.toml maps this folder to the package name and declares the
 ``inspect_ai`` entry point that imports it.
 """
 
-from inspect_ai._util.registry import registry_name  # pinned inspect-ai; tests/test_evals_registry.py checks this
 from inspect_ai.model import modelapi
 from inspect_ai.scorer import Scorer, scorer
 from inspect_ai.util import sandboxenv
 
 from evals.bwrap_sandbox import BwrapSandboxEnvironment
 from evals.code_scoring import CODE_METRICS, code_scorer
+from evals.inspect_seams import registry_name
 from evals.scoring import MATH_METRICS, math_scorer
 
 NAMESPACE = "verigrpo"

@@ -27,10 +27,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rewards.seccomp_policy import SeccompUnavailable, seccomp_bpf
+from rewards.sandbox.asyncio_seam import close_subprocess_transport
+from rewards.sandbox.seccomp_policy import SeccompUnavailable, seccomp_bpf
 
 SANDBOX_UID = 65534  # "nobody": the host uid sandboxes run as when verigrpo itself runs as root
-SANDBOX_PYTHON = os.environ.get("VERIGRPO_SANDBOX_PYTHON", "/usr/bin/python3")
 PRLIMIT = "/usr/bin/prlimit"
 SETPRIV = "/usr/bin/setpriv"
 # What the sandbox sees of the host: the system's programs and libraries, read-only. Nothing else.
@@ -81,6 +81,12 @@ class SandboxResult:
 # --------------------------------------------------------------------------- availability
 
 
+def sandbox_python() -> str:
+    """The interpreter sandboxes run (``VERIGRPO_SANDBOX_PYTHON``, default /usr/bin/python3), read at each use;
+    the availability probe checks the one set when it first runs (it is cached per process)."""
+    return os.environ.get("VERIGRPO_SANDBOX_PYTHON", "/usr/bin/python3")
+
+
 @functools.cache
 def _bwrap() -> str | None:
     """bwrap's absolute path (it is exec'd with an empty environment, so no PATH lookup later)."""
@@ -94,9 +100,10 @@ def _static_problem() -> str | None:
         return "bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap`."
     if not os.access(PRLIMIT, os.X_OK) or (os.geteuid() == 0 and not os.access(SETPRIV, os.X_OK)):
         return f"{PRLIMIT} or {SETPRIV} is missing: `apt-get install util-linux`."
-    if not os.access(SANDBOX_PYTHON, os.X_OK) or not SANDBOX_PYTHON.startswith("/usr/"):
+    python = sandbox_python()
+    if not os.access(python, os.X_OK) or not python.startswith("/usr/"):
         return (
-            f"the sandbox runs {SANDBOX_PYTHON}, which must be an executable under /usr (the only host tree the "
+            f"the sandbox runs {python}, which must be an executable under /usr (the only host tree the "
             "sandbox sees): `apt-get install python3-minimal`, or set VERIGRPO_SANDBOX_PYTHON."
         )
     try:
@@ -122,7 +129,7 @@ def _probe() -> str | None:
         return problem
     seccomp_fd, info_read, info_write = _memfd("seccomp", seccomp_bpf()), *os.pipe()
     try:
-        cmd = bwrap_command([SANDBOX_PYTHON, "-I", "-S", "-c", "pass"], {}, SandboxLimits(), seccomp_fd, info_write)
+        cmd = bwrap_command([sandbox_python(), "-I", "-S", "-c", "pass"], {}, SandboxLimits(), seccomp_fd, info_write)
         result = subprocess.run(cmd, pass_fds=(seccomp_fd, info_write), env={}, capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start a sandbox ({exc})."
@@ -140,6 +147,11 @@ def ensure_available() -> None:
     problem = _probe()
     if problem:
         raise SandboxUnavailable(problem)
+
+
+def sandbox_problem() -> str | None:
+    """Why sandboxes cannot run here (with the fix), or None when they can. Cached after the first call."""
+    return _probe()
 
 
 def sandbox_available() -> bool:
@@ -300,12 +312,8 @@ class Sandbox:
             if self._init_pidfd is not None:
                 os.close(self._init_pidfd)
                 self._init_pidfd = None
-            # asyncio has no public close() for a finished subprocess: without it, pipes left open when a run
-            # is cut short are closed by the garbage collector after their loop is gone.
             self._info_transport.close()
-            transport = getattr(self.process, "_transport", None)
-            if transport is not None:
-                transport.close()
+            close_subprocess_transport(self.process)
 
     async def _wait_for_bwrap(self) -> None:
         try:
@@ -468,7 +476,7 @@ def run_sandboxed_sync(argv: Sequence[str], **kwargs) -> SandboxResult:
 
 def python_argv(script: str, *args: str) -> list[str]:
     """The sandbox's Python, isolated from env and user site (``-I``) and without site-packages (``-S``)."""
-    return [SANDBOX_PYTHON, "-I", "-S", script, *args]
+    return [sandbox_python(), "-I", "-S", script, *args]
 
 
 def sandbox_dir_owner_ids() -> tuple[int, int]:

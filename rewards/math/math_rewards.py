@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from rewards.answer_format import THINK_MODES, THINK_NONE, extract_answer
-from rewards.math_verifier import InvalidReference, grade
+from rewards.common import completion_text
+from rewards.math.answer_format import THINK_MODES, THINK_NONE, extract_answer
+from rewards.math.math_verifier import InvalidReference, grade
+from rewards.math.worker_pool import VerifierOverloaded
 from rewards.verdict import Reason
-from rewards.worker_pool import VerifierOverloaded
 
 logger = logging.getLogger(__name__)
 
@@ -28,15 +29,6 @@ MATH_OUTCOMES = (
 )
 METRIC_PREFIX = "verdict/"
 EXTRA_COLUMN = "verdict_reason"
-
-
-def completion_text(completion) -> str:
-    """The assistant text of one completion, plain or conversational."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], dict):
-        return "".join(str(m.get("content") or "") for m in completion if m.get("role", "assistant") == "assistant")
-    raise TypeError(f"completion must be a str or a list of chat messages, got {type(completion).__name__}")
 
 
 def log_outcomes(outcomes: list[str], log_metric: Callable | None, log_extra: Callable | None) -> None:

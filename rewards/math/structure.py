@@ -393,9 +393,9 @@ def _fraction_text(value) -> str:
 def abs_inequality_set(text: str) -> Collection | None:
     r"""``1 \le |z| \le \frac{3}{2}`` -> ``[-3/2, -1] \cup [1, 3/2]``; ``|x| < 2`` -> ``(-2, 2)``; else None.
 
-    Plain-number bounds only (``rewards.exact_numbers``), so the sign of each bound is known exactly.
+    Plain-number bounds only (``rewards.math.exact_numbers``), so the sign of each bound is known exactly.
     """
-    from rewards.exact_numbers import NumberTooLarge, parse_number
+    from rewards.math.exact_numbers import NumberTooLarge, parse_number
 
     parts = [p.strip() for p in _INEQUALITY.split(text)]
     if len(parts) == 3:  # |x| < b, |x| >= a, b > |x|

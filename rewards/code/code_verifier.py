@@ -7,7 +7,7 @@ holds the trusted tests and ``sandbox_programs/judge.py``, whose ``candidate`` i
 test; the host counts them and fails every test it got no verdict for. stdin/stdout tests run the
 program once per case with only the input inside; the host compares the output.
 
-``grade_code`` is the one async core; the TRL reward (``rewards.code_rewards``) and the Inspect scorer
+``grade_code`` is the one async core; the TRL reward (``rewards.code.code_rewards``) and the Inspect scorer
 (``evals.code_scoring``) both call it.
 """
 
@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewards import sandbox
-from rewards.code_format import MAX_CODE_CHARS, extract_code
-from rewards.code_spec import InvalidTests, IOCase, TestSpec, outputs_match, parse_test_spec
+from rewards.code.code_format import MAX_CODE_CHARS, extract_code
+from rewards.code.code_spec import InvalidTests, IOCase, TestSpec, outputs_match, parse_test_spec
+from rewards.code.sandbox_programs import source
+from rewards.common import run_blocking
 from rewards.sandbox import SandboxLimits
-from rewards.sandbox_programs import source
 from rewards.verdict import Reason, TestOutcome, Verdict
 
 logger = logging.getLogger(__name__)
@@ -46,7 +47,9 @@ class JudgeError(RuntimeError):
     """
 
 
-def _concurrency_from_env() -> int:
+def concurrency() -> int:
+    """Sandboxes run at once per event loop: ``VERIGRPO_CODE_CONCURRENCY`` (read when a loop first grades),
+    default ``DEFAULT_CONCURRENCY``."""
     value = os.environ.get("VERIGRPO_CODE_CONCURRENCY")
     return int(value) if value else DEFAULT_CONCURRENCY
 
@@ -60,7 +63,7 @@ def _slot() -> asyncio.Semaphore:
     loop = asyncio.get_running_loop()
     with _slots_lock:
         if loop not in _slots:
-            _slots[loop] = asyncio.Semaphore(_concurrency_from_env())
+            _slots[loop] = asyncio.Semaphore(concurrency())
         return _slots[loop]
 
 
@@ -297,28 +300,6 @@ async def grade_code_many(
             return None
 
     return list(await asyncio.gather(*(one(completion, tests) for completion, tests in items)))
-
-
-def run_blocking(coroutine):
-    """Run a coroutine to completion from sync code, even from inside a running event loop's thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    result: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            result["value"] = asyncio.run(coroutine)
-        except BaseException as exc:  # re-raised in the caller's thread below
-            result["error"] = exc
-
-    thread = threading.Thread(target=target, name="verigrpo-code-grader")
-    thread.start()
-    thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
 
 
 def grade_code_sync(completion: str, tests: Any, limits: SandboxLimits | None = None) -> Verdict:

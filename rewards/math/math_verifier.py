@@ -1,10 +1,10 @@
 r"""``is_correct`` and ``grade``: the one function that is both the reward and the metric.
 
-Pipeline: normalize both strings (``rewards.structure``), compare their top-level shapes
+Pipeline: normalize both strings (``rewards.math.structure``), compare their top-level shapes
 (tuple/interval/set/matrix/chain; an inequality in one variable and an interval are the same
 shape), then compare leaves: plain numbers exactly as fractions in-process
-(``rewards.exact_numbers``), anything symbolic in a worker process (``rewards.symbolic`` via
-``rewards.worker_pool``), then what parsers drop: names on the left, primes, subscripts on numbers.
+(``rewards.math.exact_numbers``), anything symbolic in a worker process (``rewards.math.symbolic`` via
+``rewards.math.worker_pool``), then what parsers drop: names on the left, primes, subscripts on numbers.
 A candidate that fails any bound is False; a reference that cannot be read raises
 ``InvalidReference`` (a dataset bug, not a wrong answer); a verifier that cannot give a verdict in
 time raises ``VerifierOverloaded`` (the machine's fault, not the candidate's).
@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from rewards import structure
-from rewards.answer_format import THINK_NONE, boxed_contents, find_final_answer
-from rewards.exact_numbers import ExactNumber, NumberTooLarge, parse_number
-from rewards.structure import Chain, Collection, Leaf, Matrix
+from rewards.math import structure
+from rewards.math.answer_format import THINK_NONE, boxed_contents, find_final_answer
+from rewards.math.exact_numbers import ExactNumber, NumberTooLarge, parse_number
+from rewards.math.structure import Chain, Collection, Leaf, Matrix
+from rewards.math.worker_pool import Budget, get_pool
 from rewards.verdict import Reason, Verdict
-from rewards.worker_pool import Budget, get_pool
 
 MAX_CANDIDATE_CHARS = structure.MAX_LENGTH
 _INFINITY = re.compile(r"^([-+]?)\s*(?:\\infty|\\inf|infinity|oo|inf)$", re.IGNORECASE)
@@ -147,7 +147,7 @@ _symbolic_cache_lock = threading.Lock()
 
 
 def _symbolic(candidate: str, reference: str, places: int | None, budget: Budget) -> tuple[str, str]:
-    """``rewards.symbolic.compare`` in a worker, memoized: a GRPO group repeats the same answers.
+    """``rewards.math.symbolic.compare`` in a worker, memoized: a GRPO group repeats the same answers.
 
     Verdicts are deterministic, so a cached one is the same verdict; a ``timeout`` is reused only
     for a call whose CPU budget is no larger than the one that ran out.
@@ -290,7 +290,7 @@ def _check(candidate: str, ref_tree, budget: Budget) -> _Outcome:
 def check(candidate: str | None, reference: str, deadline_s: float | None = None) -> _Outcome:
     """Compare an extracted answer with the reference and say why.
 
-    ``deadline_s`` (default ``worker_pool.DEADLINE_S``) bounds the call's wall time; missing it
+    ``deadline_s`` (default ``worker_pool.call_deadline_s()``) bounds the call's wall time; missing it
     raises ``VerifierOverloaded``. It never changes a verdict: the candidate's budget is CPU time.
     """
     ref_tree = _prepare_reference(reference)
@@ -319,7 +319,7 @@ def is_correct(candidate: str | None, reference: str, deadline_s: float | None =
 def grade(completion: str, reference: str, think: str = THINK_NONE, deadline_s: float | None = None) -> Verdict:
     r"""Extract the final answer from a whole completion and verify it: what rewards and scorers call.
 
-    ``think`` is the extraction setting for reasoning models (``rewards.answer_format.THINK_MODES``):
+    ``think`` is the extraction setting for reasoning models (``rewards.math.answer_format.THINK_MODES``):
     training and evaluation must use the same one. Several different final answers are a hedge
     unless every one of them verifies equal to the reference (``ANSWER: 4`` then ``ANSWER: 4.0``).
 

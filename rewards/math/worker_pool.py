@@ -5,12 +5,12 @@ why Math-Verify silently scores 0 inside threaded trainers). So sympy work runs 
 long-lived worker processes (started with ``subprocess``, not ``multiprocessing``, so the
 caller's ``__main__`` is never re-imported), and two different limits apply to every call:
 
-* **The candidate's budget is CPU time, not wall time** (``CPU_BUDGET_S``, shared by every
+* **The candidate's budget is CPU time, not wall time** (``cpu_budget_s()``, shared by every
   symbolic leaf of one ``is_correct`` call). A worker measures its own CPU time and stops the
   comparison when the budget is spent (``too_complex``); the host kills a worker whose CPU use
   runs past the budget anyway (stuck in C code). CPU time does not grow when the machine is busy,
   so a verdict does not depend on load, on concurrency or on what ran before it.
-* **The caller's deadline is wall time** (``DEADLINE_S``): one deadline per call covering the
+* **The caller's deadline is wall time** (``call_deadline_s()``): one deadline per call covering the
   wait for a free worker, a worker's start-up and the work. Missing it is the machine's fault,
   not the candidate's, so it raises ``VerifierOverloaded`` (an error) instead of returning a
   wrong verdict. The worker keeps running the abandoned request to the end of its CPU budget and
@@ -38,19 +38,38 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-CPU_BUDGET_S = float(os.environ.get("VERIGRPO_VERIFY_CPU_S", "0.3"))
-DEADLINE_S = float(os.environ.get("VERIGRPO_VERIFY_DEADLINE_S", "0.9"))
-# more workers than cores on purpose: a slow comparison must not hold up the quick ones queued behind it
-POOL_SIZE = int(os.environ.get("VERIGRPO_VERIFY_WORKERS", str(max(4, min(8, os.cpu_count() or 4)))))
+# The settings below are read at each use (not frozen at import): an override set on this module (tests do)
+# wins, then the environment variable, then the default.
+CPU_BUDGET_S: float | None = None  # VERIGRPO_VERIFY_CPU_S, default 0.3
+DEADLINE_S: float | None = None  # VERIGRPO_VERIFY_DEADLINE_S, default 0.9
+POOL_SIZE: int | None = None  # VERIGRPO_VERIFY_WORKERS, default cores clamped to 4..8
 STARTUP_TIMEOUT_S = 120.0  # a worker's imports and warm-up, on a very busy machine
 KILL_GRACE_CPU_S = 0.3  # CPU a worker may use past the budget (its own stop failed) before the host kills it
 ABANDONED_WAIT_S = 60.0  # wall time an abandoned request may take to finish before its worker is killed
 _POLL_S = 0.02
-_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding rewards/ (this is rewards/math/)
 _BOOT = (
     "import json, sys; sys.path[:0] = [p for p in json.loads(sys.argv[1]) if p not in sys.path]; "
-    "from rewards.symbolic import serve; serve()"
+    "from rewards.math.symbolic import serve; serve()"
 )
+
+
+def cpu_budget_s() -> float:
+    """The candidate's CPU seconds per call."""
+    return CPU_BUDGET_S if CPU_BUDGET_S is not None else float(os.environ.get("VERIGRPO_VERIFY_CPU_S", "0.3"))
+
+
+def call_deadline_s() -> float:
+    """The wall-clock deadline of one call, in seconds."""
+    return DEADLINE_S if DEADLINE_S is not None else float(os.environ.get("VERIGRPO_VERIFY_DEADLINE_S", "0.9"))
+
+
+def pool_size() -> int:
+    """How many workers a new pool starts. More than cores on purpose: a slow comparison must not hold up
+    the quick ones queued behind it."""
+    if POOL_SIZE is not None:
+        return POOL_SIZE
+    return int(os.environ.get("VERIGRPO_VERIFY_WORKERS", str(max(4, min(8, os.cpu_count() or 4)))))
 
 
 class VerifierError(RuntimeError):
@@ -75,12 +94,12 @@ class Budget:
 
     deadline: float
     cpu_left: float
-    seconds: float = DEADLINE_S  # the deadline's length, to restart it after the pool's first start
+    seconds: float = 0.9  # the deadline's length (start() always sets it), to restart it after the pool's first start
 
     @classmethod
     def start(cls, deadline_s: float | None = None, cpu_s: float | None = None) -> Budget:
-        seconds = DEADLINE_S if deadline_s is None else deadline_s
-        return cls(time.monotonic() + seconds, cpu_s or CPU_BUDGET_S, seconds)
+        seconds = call_deadline_s() if deadline_s is None else deadline_s
+        return cls(time.monotonic() + seconds, cpu_s or cpu_budget_s(), seconds)
 
 
 def import_path() -> list[str]:
@@ -205,7 +224,8 @@ class _Waiter:
 class WorkerPool:
     """``size`` warm workers; callers wait for a free one within their deadline."""
 
-    def __init__(self, size: int = POOL_SIZE) -> None:
+    def __init__(self, size: int | None = None) -> None:
+        size = pool_size() if size is None else size
         self.size = size
         self.pid = os.getpid()
         self._cond = threading.Condition()
@@ -320,7 +340,7 @@ class WorkerPool:
     # -- the API ---------------------------------------------------------------------------
 
     def compare(self, candidate: str, reference: str, places: int | None, budget: Budget) -> tuple[str, str]:
-        """Run ``rewards.symbolic.compare`` in a worker within ``budget``; spends its CPU.
+        """Run ``rewards.math.symbolic.compare`` in a worker within ``budget``; spends its CPU.
 
         Returns (status, detail); status ``timeout`` when the CPU budget ran out (the candidate's
         doing). Raises ``VerifierOverloaded`` at the deadline and ``VerifierBug`` / ``VerifierUnavailable``
@@ -339,7 +359,9 @@ class WorkerPool:
             threading.Thread(
                 target=self._finish_abandoned, args=(worker, cpu_start, cpu_limit), name="verifier-drain", daemon=True
             ).start()
-            raise VerifierOverloaded(f"no verdict within the {DEADLINE_S:g}s deadline: the machine is busy") from None
+            raise VerifierOverloaded(
+                f"no verdict within the {budget.seconds:g}s deadline: the machine is busy"
+            ) from None
         except OSError as exc:  # a broken pipe: the worker died under us
             self._replace(worker)
             raise VerifierBug(f"verifier worker died: {exc}") from None

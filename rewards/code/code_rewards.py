@@ -1,7 +1,7 @@
 """The TRL reward for code: the fraction of unit tests passed, from the same core the Inspect scorer awaits.
 
-Contract as in ``rewards.math_rewards``: ``code_tests(completions, tests, **kwargs)`` with ``tests`` the
-dataset column (a dict or JSON text per row, see ``rewards.code_spec``); one float per completion,
+Contract as in ``rewards.math.math_rewards``: ``code_tests(completions, tests, **kwargs)`` with ``tests`` the
+dataset column (a dict or JSON text per row, see ``rewards.code.code_spec``); one float per completion,
 ``None`` (left out by TRL, with a warning) when a row's tests are unusable (malformed, or their setup
 code fails when run). A sandbox that cannot be set up raises: a broken verifier must not look like a
 wrong answer. Nothing a completion does raises: at worst it fails its own remaining tests.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 
-from rewards.code_spec import InvalidTests, parse_test_spec
-from rewards.code_verifier import grade_code_many, run_blocking
-from rewards.math_rewards import completion_text
+from rewards.code.code_spec import InvalidTests, parse_test_spec
+from rewards.code.code_verifier import grade_code_many
+from rewards.common import completion_text, run_blocking
 
 logger = logging.getLogger(__name__)
 

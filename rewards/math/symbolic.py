@@ -4,7 +4,7 @@ Parsing is done by ``latex2sympy2_extended`` (an ANTLR LaTeX grammar: no Python 
 evaluated). Before sympy computes anything, the parsed tree is checked against size and
 magnitude bounds, so ``9^{9^{9^9}}`` or ``1000000!`` are rejected instead of computed.
 This module may be slow or hang on pathological input; it is only ever called through
-``rewards.worker_pool``: ``serve`` stops a comparison after its CPU budget, and the host kills a
+``rewards.math.worker_pool``: ``serve`` stops a comparison after its CPU budget, and the host kills a
 worker that overruns anyway.
 """
 
@@ -15,15 +15,13 @@ import re
 from functools import lru_cache
 
 import sympy
-from antlr4.atn.PredictionMode import PredictionMode
-from antlr4.error.Errors import ParseCancellationException
-from antlr4.error.ErrorStrategy import BailErrorStrategy
-from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
 from sympy.core.relational import Relational
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
-from rewards.structure import TooComplex, Unparseable  # one pair of candidate-failure types, host and worker
+from rewards.math.latex2sympy_seam import parse_latex
+from rewards.math.structure import TooComplex, Unparseable  # one pair of candidate-failure types, host and worker
 
 MAX_NODES = 400
 MAX_LOG10 = 20000.0  # largest |value| we let sympy build: 10**20000 (2004! is ~10**5700)
@@ -115,31 +113,13 @@ def check_bounds(expr: sympy.Basic) -> None:
         raise TooComplex(f"a number in it is larger than 10^{MAX_LOG10:.0f}")
 
 
-class _FastLatex2Sympy(_Latex2Sympy):
-    """The same grammar and conversion, parsed in ANTLR's SLL mode with a bail-out error strategy.
-
-    Standard two-stage ANTLR parsing: SLL prediction is 10-50x faster in the Python runtime;
-    when it cannot decide it bails (ParseCancellationException) and we re-parse in full LL mode.
-    """
-
-    def create_parser(self, latex_str):
-        parser = super().create_parser(latex_str)
-        parser._interp.predictionMode = PredictionMode.SLL
-        parser.removeErrorListeners()
-        parser._errHandler = BailErrorStrategy()
-        return parser
-
-
 def _parse_latex(latex: str):
-    try:
-        return _FastLatex2Sympy(config=_CONVERSION).parse(latex)
-    except ParseCancellationException:
-        return _Latex2Sympy(config=_CONVERSION).parse(latex)
+    return parse_latex(latex, _CONVERSION)
 
 
 @lru_cache(maxsize=4096)
 def parse_leaf(text: str):
-    """Parse one leaf (no top-level tuples, units or hedges; ``rewards.structure`` removed those)."""
+    """Parse one leaf (no top-level tuples, units or hedges; ``rewards.math.structure`` removed those)."""
     latex = to_latex(text)
     try:
         latex = normalize_latex(latex, _NORMALIZATION)

@@ -1,0 +1,38 @@
+"""The private parts of latex2sympy2_extended and ANTLR that the symbolic parser relies on: the one seam.
+
+``latex2sympy2_extended`` has no public way to choose ANTLR's prediction mode, so the fast parser
+subclasses its private ``_Latex2Sympy`` and sets the ANTLR parser's ``_interp.predictionMode`` and
+``_errHandler`` (the standard two-stage ANTLR setup: SLL prediction is 10-50x faster in the Python
+runtime; when it cannot decide it bails with ``ParseCancellationException`` and the full LL parse runs).
+
+Written against latex2sympy2_extended 1.11.0 (pinned in pyproject.toml) and antlr4-python3-runtime
+4.13.2 (its runtime). Checked by tests/test_symbolic_parser.py: the two-stage parse gives exactly what
+the library's own parse gives on every leaf of the verifier's test tables, and SLL failures fall back.
+"""
+
+from __future__ import annotations
+
+from antlr4.atn.PredictionMode import PredictionMode
+from antlr4.error.Errors import ParseCancellationException
+from antlr4.error.ErrorStrategy import BailErrorStrategy
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig
+from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy as LibraryLatex2Sympy
+
+
+class FastLatex2Sympy(LibraryLatex2Sympy):
+    """The same grammar and conversion, parsed in ANTLR's SLL mode with a bail-out error strategy."""
+
+    def create_parser(self, latex_str):
+        parser = super().create_parser(latex_str)
+        parser._interp.predictionMode = PredictionMode.SLL
+        parser.removeErrorListeners()
+        parser._errHandler = BailErrorStrategy()
+        return parser
+
+
+def parse_latex(latex: str, config: ConversionConfig):
+    """sympy from normalized LaTeX: SLL first, the library's full LL parse when SLL bails."""
+    try:
+        return FastLatex2Sympy(config=config).parse(latex)
+    except ParseCancellationException:
+        return LibraryLatex2Sympy(config=config).parse(latex)
