@@ -31,6 +31,7 @@ from pathlib import Path
 from rewards import InvalidReference, check_reference
 
 SOURCES = ("arithmetic", "jsonl", "json", "gsm8k", "math500")
+DEFAULT_ARITHMETIC_PROBLEMS = 200  # generated when no limit is given (training's dataset_size unset)
 GSM8K_HUB_ID = "openai/gsm8k"
 MATH500_HUB_ID = "HuggingFaceH4/MATH-500"
 
@@ -344,14 +345,16 @@ def load_problems(
     """Problems from any source; ``limit`` takes the first N after an optional seeded shuffle.
 
     Extra keyword arguments go to ``procedural_arithmetic`` (``operations``, ``min_value``,
-    ``max_value``, ``steps``); with ``arithmetic``, ``limit`` is the number generated (default 200).
+    ``max_value``, ``steps``); with ``arithmetic``, ``limit`` is the number generated (default ``DEFAULT_ARITHMETIC_PROBLEMS``, 200: training's default).
     """
     if source not in SOURCES:
         raise DatasetError(f"unknown dataset {source!r}: choose from {list(SOURCES)}")
     if arithmetic and source != "arithmetic":
         raise DatasetError(f"options {sorted(arithmetic)} only apply to dataset 'arithmetic'")
     if source == "arithmetic":
-        problems = procedural_arithmetic(n=limit if limit is not None else 200, seed=seed, split=split, **arithmetic)
+        problems = procedural_arithmetic(
+            n=DEFAULT_ARITHMETIC_PROBLEMS if limit is None else limit, seed=seed, split=split, **arithmetic
+        )
     elif source in ("jsonl", "json"):
         problems = load_file(path, source)
     elif source == "gsm8k":

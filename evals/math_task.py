@@ -23,6 +23,7 @@ from rewards import build_messages, verifier_id
 DEFAULT_DATASET = "arithmetic"
 DEFAULT_SHOTS = 1  # one worked example: the small CPU model needs it to follow the ANSWER: format
 DEFAULT_MAX_TOKENS = 256
+EVAL_ARITHMETIC_PROBLEMS = 50  # an eval of the generated problems: 50 unless -T limit= says otherwise
 EVAL_SPLIT = "test"  # procedural 'test' problems never appear in training's 'train' split
 
 
@@ -54,7 +55,7 @@ def math_verified(
 ) -> Task:
     """Any math dataset (``arithmetic``, ``jsonl``, ``json``, ``gsm8k``, ``math500``), verifier-scored.
 
-    With ``arithmetic`` (offline, the default), ``limit`` is how many problems are generated (default 50)
+    With ``arithmetic`` (offline, the default), ``limit`` is how many problems are generated (default ``EVAL_ARITHMETIC_PROBLEMS``, 50)
     and ``operations``/``min_value``/``max_value``/``steps`` shape them. ``think`` is the answer-extraction
     setting (``-T think=after_last_close`` for reasoning models: only text after the last ``</think>``
     is graded); use the one the checkpoint was trained with (its run.json records it).
@@ -62,7 +63,7 @@ def math_verified(
     knobs = {}
     if dataset == "arithmetic":
         knobs = {"operations": _csv(operations), "min_value": min_value, "max_value": max_value, "steps": steps}
-        limit = 50 if limit is None else limit
+        limit = EVAL_ARITHMETIC_PROBLEMS if limit is None else limit
     problems = load_problems(dataset, path=path, split=split, limit=limit, seed=seed, shuffle=shuffle, **knobs)
     samples = [record_to_sample(problem, num_shots) for problem in problems]
     return Task(

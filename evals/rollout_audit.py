@@ -20,12 +20,13 @@ from inspect_ai import score as inspect_score
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import Scorer
 
+from evals.rollout_format import ROLLOUT_MODEL, STEP_KEY, train_score_name
 from evals.score_diff import grade_of
 
 # training score in the rollout logs -> (default re-scorer, the key of its dict value that grades)
 AUDITED_REWARDS = {
-    "train_correctness": ("verigrpo/math_verifier", "correct"),
-    "train_code_tests": ("verigrpo/unit_test_scorer", "fraction"),
+    train_score_name("correctness"): ("verigrpo/math_verifier", "correct"),
+    train_score_name("code_tests"): ("verigrpo/unit_test_scorer", "fraction"),
 }
 DEFAULT_SCORER = None  # chosen from the training score the logs hold
 
@@ -120,7 +121,7 @@ def rescore(log: EvalLog, scorer: Scorer) -> tuple[EvalLog, str]:
     """The log with the scorer's results appended, and the name they were recorded under."""
     before = {name for sample in log.samples or [] for name in sample.scores or {}}
     logging.getLogger("inspect_ai").setLevel(logging.WARNING)
-    scored = inspect_score(log, scorers=[scorer], action="append", model="none/none", display="none")
+    scored = inspect_score(log, scorers=[scorer], action="append", model=ROLLOUT_MODEL, display="none")
     added = [name for sample in scored.samples[:1] for name in sample.scores if name not in before]
     if len(added) != 1:
         raise RuntimeError(f"could not tell which score the re-scorer added (new names: {added})")
@@ -158,7 +159,7 @@ def audit_logs(paths: list[Path], scorer_spec: str | None = DEFAULT_SCORER, wind
             accepted = grade_of(new_score, grade_key)
             if paid is None or accepted is None:
                 continue  # a reward that did not apply, or a reference the re-scorer cannot read
-            step = int(sample.metadata.get("step", 0))
+            step = int(sample.metadata.get(STEP_KEY, 0))
             key = (step - 1) // window
             win = windows.setdefault(key, Window(key * window + 1, (key + 1) * window))
             win.compared += 1

@@ -32,16 +32,16 @@ EVAL_CONNECTIONS = 16
 def eval_task_args(config: str, problems: int, max_tokens: int) -> dict:
     """The held-out 'test' split of the same generator the config trains on (same operations and range)."""
     from train.config import parse_config
+    from train.data import arithmetic_settings
 
     script_args, _, _ = parse_config(["--config", config])
+    arithmetic = arithmetic_settings(script_args)
     return {
         "limit": problems,
         "seed": script_args.dataset_seed,
         "num_shots": script_args.num_shots,
-        "operations": ",".join(script_args.arithmetic_operations),
-        "min_value": script_args.arithmetic_min_value,
-        "max_value": script_args.arithmetic_max_value,
-        "steps": script_args.arithmetic_steps,
+        **arithmetic,
+        "operations": ",".join(arithmetic["operations"]),  # as `-T operations=...` takes it
         "max_tokens": max_tokens,
     }
 

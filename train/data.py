@@ -15,17 +15,20 @@ from rewards import build_messages
 from train.config import ScriptArguments
 
 
+def arithmetic_settings(args: ScriptArguments) -> dict:
+    """The config's ``arithmetic_*`` keys as ``load_problems``/``math_verified`` arguments (operations as a list)."""
+    return {
+        "operations": list(args.arithmetic_operations),
+        "min_value": args.arithmetic_min_value,
+        "max_value": args.arithmetic_max_value,
+        "steps": args.arithmetic_steps,
+    }
+
+
 def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[CodeProblem]:
     if args.dataset == "code":
         return load_code_problems(args.dataset_path, args.dataset_size)
-    knobs = {}
-    if args.dataset == "arithmetic":
-        knobs = {
-            "operations": args.arithmetic_operations,
-            "min_value": args.arithmetic_min_value,
-            "max_value": args.arithmetic_max_value,
-            "steps": args.arithmetic_steps,
-        }
+    knobs = arithmetic_settings(args) if args.dataset == "arithmetic" else {}
     return load_problems(
         args.dataset,
         path=args.dataset_path,

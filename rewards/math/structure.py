@@ -47,7 +47,10 @@ _UNICODE = {
 _HEDGE_MARKERS = re.compile(r"\\approx|\\simeq|\\sim\b|\\thickapprox|≈|~=|\.\.\.|\\ldots|\\cdots|\\dots|\?")
 _SPACING = re.compile(r"(?<!\\)\\[,;: ]|\\q?quad\b|\\displaystyle|\\[lr]?vert(?=[|])|\\(?:big|Big|bigg|Bigg)[lr]?\b")
 _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[\s(\[\]).|\\])\s*(\.)?")
-_TEXT_CMD = re.compile(r"\\(?:text|textbf|textit|textrm|textnormal|mathrm|mathbf|mbox|operatorname)\s*\{")
+# LaTeX commands whose argument is text: a unit may follow a number in one (``5\\text{ cm}``), and every one of
+# them, plus the bold/operator-name wrappers, is unwrapped to plain text before parsing.
+TEXT_COMMANDS = ("text", "textbf", "textit", "textrm", "textnormal", "mbox", "mathrm")
+_TEXT_CMD = re.compile(r"\\(?:" + "|".join((*TEXT_COMMANDS, "mathbf", "operatorname")) + r")\s*\{")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree\b")
 _NAME = re.compile(r"^(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?(?:\^\{?-1\}?(?=\())?(?:\([A-Za-z]\))?$")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
@@ -61,13 +64,10 @@ _CLOSE = {")", "]", r"\}", "}", r"\rangle"}
 def _unwrap_command(text: str, pattern: re.Pattern) -> str:
     r"""``\text{abc}`` -> ``abc`` for every match of ``pattern`` (which ends at the open brace)."""
     while (m := pattern.search(text)) is not None:
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        if depth:
+        close = matching_close(text, m.end() - 1)
+        if close < 0:
             raise Unparseable("unbalanced braces")
-        text = text[: m.start()] + " " + text[m.end() : i - 1] + " " + text[i:]
+        text = text[: m.start()] + " " + text[m.end() : close] + " " + text[close + 1 :]
     return text
 
 
@@ -80,17 +80,22 @@ def _strip_wrappers(text: str) -> str:
             if len(text) > len(prefix) + len(suffix) and text.startswith(prefix) and text.endswith(suffix):
                 text, changed = text[len(prefix) : -len(suffix)], True
         m = re.match(r"^\\(?:boxed|fbox)\s*\{", text)
-        if m and _matching_brace(text, m.end() - 1) == len(text) - 1:
+        if m and matching_close(text, m.end() - 1) == len(text) - 1:
             text, changed = text[m.end() : -1], True
         if text.endswith(".") and not text.endswith("..") and not re.search(r"\d\.$", text):
             text, changed = text[:-1], True
     return text
 
 
-def _matching_brace(text: str, open_index: int) -> int:
-    depth = 0
+def matching_close(text: str, open_index: int, pair: str = "{}") -> int:
+    """Index of the bracket closing the one at ``open_index`` (``pair`` is open + close), or -1.
+
+    >>> matching_close(r"\\text{a{b}c} d", 5), matching_close("f(x(y)", 1, "()")
+    (11, -1)
+    """
+    depth, step = 0, {pair[0]: 1, pair[1]: -1}
     for i in range(open_index, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        depth += step.get(text[i], 0)
         if depth == 0:
             return i
     return -1
@@ -516,7 +521,7 @@ def split_quantity(text: str) -> Quantity:
     unit = ""
     # a unit written in \text{} may be one letter (5\text{ m}); a bare trailing letter is a variable
     explicit = re.match(
-        r"^(?P<core>.*?[\d}.])\s*\\(?:text|textbf|textnormal|textit|textrm|mbox|mathrm)\s*\{(?P<unit>[A-Za-z ./^\d]+)\}"
+        r"^(?P<core>.*?[\d}.])\s*\\(?:" + "|".join(TEXT_COMMANDS) + r")\s*\{(?P<unit>[A-Za-z ./^\d]+)\}"
         r"(?P<power>\^\{?\d\}?)?$",
         text,
     )

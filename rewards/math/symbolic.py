@@ -21,7 +21,11 @@ from sympy.core.relational import Relational
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
 from rewards.math.latex2sympy_seam import parse_latex
-from rewards.math.structure import TooComplex, Unparseable  # one pair of candidate-failure types, host and worker
+from rewards.math.structure import (  # one pair of candidate-failure types, host and worker
+    TooComplex,
+    Unparseable,
+    matching_close,
+)
 
 MAX_NODES = 400
 MAX_LOG10 = 20000.0  # largest |value| we let sympy build: 10**20000 (2004! is ~10**5700)
@@ -49,14 +53,11 @@ def _parens_to_braces_after_sqrt(text: str) -> str:
     out, i = [], 0
     while (j := text.find("\\sqrt(", i)) != -1:
         out.append(text[i:j] + "\\sqrt{")
-        depth, k = 1, j + 6
-        while k < len(text) and depth:
-            depth += {"(": 1, ")": -1}.get(text[k], 0)
-            k += 1
-        if depth:
+        close = matching_close(text, j + 5, "()")
+        if close < 0:
             raise Unparseable("unbalanced parentheses after sqrt")
-        out.append(text[j + 6 : k - 1] + "}")
-        i = k
+        out.append(text[j + 6 : close] + "}")
+        i = close + 1
     out.append(text[i:])
     return "".join(out)
 

@@ -1,0 +1,15 @@
+"""The rollout-log format: what ``train/rollouts.py`` writes and ``evals/rollout_audit.py`` reads, in one place.
+
+A rollout log is an Inspect ``.eval`` log whose samples hold one completion each, scored
+``train_<reward name>`` with the training reward's value, with the training step in the sample's
+metadata and the model ``none/none``, so ``inspect score`` can re-judge it without loading anything.
+"""
+
+TRAIN_SCORE_PREFIX = "train_"
+ROLLOUT_MODEL = "none/none"  # a model Inspect can "instantiate" for re-scoring without loading anything
+STEP_KEY = "step"  # sample metadata: the training step that produced the completion
+
+
+def train_score_name(reward: str) -> str:
+    """The score name a training reward's value is logged under (``correctness`` -> ``train_correctness``)."""
+    return TRAIN_SCORE_PREFIX + reward
