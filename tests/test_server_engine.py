@@ -1,4 +1,5 @@
-"""The server engine: rollouts from vLLM OpenAI servers that load each new adapter at run time.
+"""The server engine (train/server_engine.py, its HTTP client train/vllm_server_api.py): rollouts from
+vLLM OpenAI servers that load each new adapter at run time.
 
 Default suite: URL checks, adapter names, the request bodies and error handling against stub HTTP
 servers from the standard library, config validation, and a bad URL stopping a real run before any
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import socket
 import subprocess
 import sys
 import threading
@@ -19,11 +21,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from conftest import REPO
-from vllm_server import SERVER_ENV, VLLMServerProcess, free_port, server_command
+from vllm_server import SERVER_ENV, VLLMServerProcess, server_command
 
 from train.config import ConfigError, parse_config, validate
 from train.machine_checks import installed_vllm
-from train.server_engine import (
+from train.vllm_server_api import (
     ServerError,
     ServerPool,
     ServerSettings,
@@ -247,8 +249,16 @@ def test_a_slow_server_is_an_error_not_a_wait_forever(stubs):
         pool.load("run-v1", "/p")
 
 
-def test_an_unreachable_server_is_retried_a_bounded_number_of_times():
-    url = f"http://127.0.0.1:{free_port()}"
+@pytest.fixture
+def dead_url():
+    """A URL whose port is bound but not listening (connections refused) and that no other process can take."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_an_unreachable_server_is_retried_a_bounded_number_of_times(dead_url):
+    url = dead_url
     pool = pool_of(url, retries=1)
     started = time.monotonic()
     with pytest.raises(ServerError, match=rf"vLLM server {url} is unreachable \(loading adapter .*2 attempt\(s\)\)"):
@@ -302,8 +312,8 @@ def run_training(*argv: str, timeout: int = 1800) -> subprocess.CompletedProcess
     )
 
 
-def test_a_bad_server_url_stops_the_run_before_any_model_loads(tmp_path):
-    url = f"http://127.0.0.1:{free_port()}"
+def test_a_bad_server_url_stops_the_run_before_any_model_loads(tmp_path, dead_url):
+    url = dead_url
     out = tmp_path / "run"
     result = run_training(
         "--config", SERVER_CONFIG, "--vllm_server_urls", url, "--vllm_server_timeout", "2", "--output_dir", str(out),
@@ -372,6 +382,30 @@ def test_two_steps_through_a_vllm_server(vllm_server, tmp_path):
         (2, adapter_name(tag, 2)),
     }
     assert list((out / "vllm-adapters").iterdir()) == []  # the last version's files go at the end
+
+
+@pytest.mark.slow
+def test_a_4bit_policy_rolls_out_through_a_4bit_server(tmp_path):
+    """The GPU recipes' path: the server quantizes the base in flight (bitsandbytes, bf16), the trainer loads
+    it 4-bit the same way; two steps, rollouts within the 4-bit tolerance of the trainer's logprobs."""
+    if not installed_vllm():
+        pytest.skip("vLLM's CPU build is needed")
+    server = VLLMServerProcess(tmp_path / "server.log", four_bit=True)
+    out = tmp_path / "run"
+    try:
+        server.start()
+        result = run_training(
+            "--config", SERVER_CONFIG, "--vllm_server_urls", server.url, "--load_in_4bit", "true",
+            "--dtype", "bfloat16", "--bnb_4bit_quant_type", "nf4", "--use_bnb_nested_quant", "true",
+            "--max_steps", "2", "--output_dir", str(out), "--max_completion_length", "32", "--dataset_size", "16",
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stderr[-3000:] + server.log_tail()
+    steps = [e for e in json.loads((out / "log_history.json").read_text()) if "grad_norm" in e]
+    # bf16 kernels on both sides differ by ~0.03-0.05 per token (scripts/check_on_policy.py: 4-bit tolerance 0.08)
+    assert len(steps) == 2 and all(e["sampling/sampling_logp_difference/mean"] < 0.08 for e in steps), steps
+    assert json.loads((out / "run.json").read_text())["config"]["model"]["load_in_4bit"] is True
 
 
 @pytest.mark.slow

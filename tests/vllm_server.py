@@ -24,10 +24,12 @@ START_TIMEOUT_S = 900  # measured ~30 s quiet; generous for a loaded 2-core mach
 SERVER_ENV = {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_CPU_KVCACHE_SPACE": "1"}
 
 
-def server_command(port: int, python: str = "python") -> list[str]:
+def server_command(port: int, python: str = "python", four_bit: bool = False) -> list[str]:
+    """fp32 by default; ``four_bit``: vLLM quantizes the base in flight (bitsandbytes works in bf16 on CPU)."""
+    precision = ["--dtype", "bfloat16", "--quantization", "bitsandbytes"] if four_bit else ["--dtype", "float32"]
     return [
         python, "-m", "vllm.entrypoints.openai.api_server", "--model", MODEL, "--host", "127.0.0.1",
-        "--port", str(port), "--dtype", "float32", "--enable-lora", "--max-lora-rank", "16", "--max-loras", "2",
+        "--port", str(port), *precision, "--enable-lora", "--max-lora-rank", "16", "--max-loras", "2",
         "--max-model-len", "512", "--logprobs-mode", "processed_logprobs",
     ]  # fmt: skip
 
@@ -40,7 +42,8 @@ def free_port() -> int:
 
 
 class VLLMServerProcess:
-    def __init__(self, log_path: Path) -> None:
+    def __init__(self, log_path: Path, four_bit: bool = False) -> None:
+        self.four_bit = four_bit
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
@@ -65,7 +68,7 @@ class VLLMServerProcess:
         started = time.monotonic()
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                server_command(self.port, sys.executable),
+                server_command(self.port, sys.executable, self.four_bit),
                 cwd=REPO,
                 env=env,
                 stdout=log,

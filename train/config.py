@@ -349,7 +349,7 @@ def _check_servers(script_args: ScriptArguments, training_args, model_args) -> N
             "vllm_server_urls is set but this run does not roll out on vLLM servers: they are used with "
             "`use_vllm: true`, `vllm_mode: server` and `use_peft: true`. Set those, or remove vllm_server_urls."
         )
-    from train.server_engine import normalize_url
+    from train.vllm_server_api import normalize_url
 
     problems, seen = [], set()
     for url in urls:

@@ -205,6 +205,7 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
 
 def cli(argv: list[str] | None = None) -> int:
     from evals.math_data import DatasetError
+    from train.vllm_server_api import ServerError
 
     try:
         script_args, training_args, model_args = parse_config(argv)
@@ -212,11 +213,7 @@ def cli(argv: list[str] | None = None) -> int:
     except (ConfigError, DatasetError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:
-        from train.server_engine import ServerError
-
-        if not isinstance(exc, ServerError):
-            raise
+    except ServerError as exc:
         # a vLLM server failed (before or during training): the run stops; saved checkpoints are complete
         print(f"error: {exc}", file=sys.stderr)
         return 3
