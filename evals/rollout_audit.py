@@ -20,14 +20,10 @@ from inspect_ai import score as inspect_score
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import Scorer
 
-from evals.rollout_format import ROLLOUT_MODEL, STEP_KEY, train_score_name
+from evals.domains import audited_scores
+from evals.rollout_format import ROLLOUT_MODEL, STEP_KEY
 from evals.score_diff import grade_of
 
-# training score in the rollout logs -> (default re-scorer, the key of its dict value that grades)
-AUDITED_REWARDS = {
-    train_score_name("correctness"): ("verigrpo/math_verifier", "correct"),
-    train_score_name("code_tests"): ("verigrpo/unit_test_scorer", "fraction"),
-}
 DEFAULT_SCORER = None  # chosen from the training score the logs hold
 
 # what reading a torn or damaged .eval raises (a SIGKILL mid-write: "EOCD not found" is a ValueError;
@@ -42,9 +38,10 @@ class AuditInputError(ValueError):
 def training_score(log: EvalLog) -> str:
     """Which audited reward a rollout log holds."""
     names = {name for sample in log.samples or [] for name in sample.scores or {}}
-    found = [name for name in AUDITED_REWARDS if name in names]
+    audited = audited_scores()  # training score -> (default re-scorer, grade key), from evals/domains.py
+    found = [name for name in audited if name in names]
     if len(found) != 1:
-        raise ValueError(f"rollout log {log.location} holds {sorted(names)}: expected one of {sorted(AUDITED_REWARDS)}")
+        raise ValueError(f"rollout log {log.location} holds {sorted(names)}: expected one of {sorted(audited)}")
     return found[0]
 
 
@@ -150,7 +147,7 @@ def audit_logs(paths: list[Path], scorer_spec: str | None = DEFAULT_SCORER, wind
             continue
         audit.audited.append(str(path))
         train_score = training_score(original)
-        default_spec, grade_key = AUDITED_REWARDS[train_score]
+        default_spec, grade_key = audited_scores()[train_score]
         log, name = rescore(original, load_scorer(scorer_spec or default_spec))
         audit.scorer_name = name
         for sample in log.samples or []:

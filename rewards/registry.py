@@ -19,6 +19,15 @@ REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
 ANSWER_READING = (correctness, format_reward)
 
 
+def unknown_rewards(names: list[str] | tuple[str, ...]) -> list[str]:
+    """The names that are not reward functions (the one check; config validation and the trainer use it).
+
+    >>> unknown_rewards(["correctness", "nope"])
+    ['nope']
+    """
+    return [name for name in names if name not in REWARD_FUNCS]
+
+
 def get_reward_funcs(
     names: list[str] | tuple[str, ...], think: str = THINK_NONE
 ) -> list[Callable[..., list[float | None]]]:
@@ -28,7 +37,7 @@ def get_reward_funcs(
     >>> [f.__name__ for f in get_reward_funcs(["correctness", "format"], think="after_last_close")]
     ['correctness', 'format_reward']
     """
-    unknown = [name for name in names if name not in REWARD_FUNCS]
+    unknown = unknown_rewards(names)
     if unknown:
         raise ValueError(
             f"unknown reward function(s) {unknown}: valid names are {sorted(REWARD_FUNCS)} "

@@ -13,11 +13,15 @@ import json
 import sys
 from pathlib import Path
 
-SERIES = (  # key in the log history, label, line style (distinct, so equal curves do not hide one another)
-    ("reward", "reward (weighted sum)", "-"),
-    ("rewards/correctness/mean", "correctness (verifier)", "--"),
-    ("rewards/format_reward/mean", "format rate", ":"),
-)
+from evals.domains import plot_metrics
+
+REWARD_SERIES = ("reward", "reward (weighted sum)", "-")
+
+
+def series() -> tuple[tuple[str, str, str], ...]:
+    """(key in the log history, label, line style): the weighted reward, then each domain's metrics
+    (evals/domains.py); styles are distinct, so equal curves do not hide one another."""
+    return (REWARD_SERIES, *plot_metrics())
 
 
 def load_history(run_dir: Path) -> list[dict]:
@@ -57,7 +61,7 @@ def figure(run_dir: Path):
     window = max(1, len(history) // 10)
     fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
     handles = []
-    for key, label, style in SERIES:
+    for key, label, style in series():
         values = [entry.get(key) for entry in history]
         if any(v is None for v in values):
             continue

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from datasets import Dataset
 
-from evals.code_data import CodeProblem, load_code_problems
-from evals.math_data import MathProblem, load_problems
-from rewards import build_messages
+from evals.code_data import CodeProblem
+from evals.domains import domain_of_problems, domain_of_source
+from evals.math_data import MathProblem
 from train.config import ScriptArguments
 
 
@@ -26,10 +26,8 @@ def arithmetic_settings(args: ScriptArguments) -> dict:
 
 
 def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[CodeProblem]:
-    if args.dataset == "code":
-        return load_code_problems(args.dataset_path, args.dataset_size)
     knobs = arithmetic_settings(args) if args.dataset == "arithmetic" else {}
-    return load_problems(
+    return domain_of_source(args.dataset).load(
         args.dataset,
         path=args.dataset_path,
         split=args.dataset_split,
@@ -41,8 +39,5 @@ def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[Co
 
 
 def to_dataset(problems: list[MathProblem] | list[CodeProblem], num_shots: int) -> Dataset:
-    if problems and isinstance(problems[0], CodeProblem):
-        return Dataset.from_list([{"prompt": p.messages(), "tests": p.tests, "id": p.id} for p in problems])
-    return Dataset.from_list(
-        [{"prompt": build_messages(p.question, num_shots), "answer": p.answer, "id": p.id} for p in problems]
-    )
+    row = domain_of_problems(problems).training_row  # evals/domains.py: the prompt builder and the reward's column
+    return Dataset.from_list([row(p, num_shots) for p in problems])

@@ -37,10 +37,14 @@ def _name(name: str) -> str:
     return name if registry_name(_probe, name) == f"{NAMESPACE}/{name}" else f"{NAMESPACE}/{name}"
 
 
+# The scorers below and evals/verify.py's are two registrations (installed ``verigrpo/<name>`` here, the
+# file-path name there: Inspect derives the prefix from the defining module) of one implementation each,
+# ``evals.scoring.math_scorer`` and ``evals.code_scoring.code_scorer``, with the same parameters.
 @scorer(metrics=MATH_METRICS, name=_name("math_verifier"))
-def math_verifier() -> Scorer:
-    """Correct when the completion's final answer equals the target under ``rewards.grade``."""
-    return math_scorer()
+def math_verifier(think: str = "none") -> Scorer:
+    """Correct when the completion's final answer equals the target under ``rewards.grade`` (``-S think=``
+    as in ``evals.verify.math_verifier``)."""
+    return math_scorer(think)
 
 
 @scorer(metrics=CODE_METRICS, name=_name("unit_test_scorer"))

@@ -1,0 +1,121 @@
+"""One record per answer domain (math, code): everything training, the evals, the audit and the plot need.
+
+A domain is the kind of answer a problem wants and how it is judged. Its record names the dataset
+sources that yield it, how problems load and become training rows (the prompt builder included), the
+reward functions that can score it, the Inspect scorer its tasks use, which training score the rollout
+audit re-judges with which scorer, and the per-step metrics the run plot draws. ``train/data.py``,
+``train/config.py`` (sources and reward names), ``evals/rollout_audit.py`` and ``scripts/plot_run.py``
+read ``DOMAINS`` at use time, so a new domain is one module of problems plus one row here
+(tests/test_domains.py adds a toy one and removes it).
+
+Standard library, ``evals.math_data``, ``evals.code_data`` and ``rewards`` only: no Inspect, no torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from evals.code_data import CodeProblem, load_code_problems
+from evals.math_data import SOURCES as MATH_SOURCES
+from evals.math_data import DatasetError, MathProblem, load_problems
+from evals.rollout_format import train_score_name
+from rewards import build_messages
+
+
+@dataclass(frozen=True)
+class Domain:
+    name: str
+    sources: tuple[str, ...]  # the `dataset` values (config key, task argument) that yield this domain
+    problem_type: type  # what ``load`` returns a list of
+    # (source, *, path, split, limit, seed, shuffle, **options) -> problems; options: source-specific settings
+    load: Callable[..., list]
+    training_row: Callable[[object, int], dict]  # (problem, num_shots) -> {"prompt", "id", + the reward's column}
+    reward_names: frozenset[str]  # rewards.REWARD_FUNCS names that score this domain (and no other)
+    scorer: str  # the registered Inspect scorer of its eval tasks (also the audit's re-scorer)
+    # training score in a rollout log -> the key of the re-scorer's dict value that grades it
+    audited: Mapping[str, str] = field(default_factory=dict)
+    metrics: tuple[tuple[str, str, str], ...] = ()  # plot lines: (log-history key, label, line style)
+    worked_examples: bool = False  # whether num_shots > 0 means anything for its prompt
+
+
+def _load_math(source: str, *, path=None, split="train", limit=None, seed=0, shuffle=False, **options) -> list:
+    return load_problems(source, path=path, split=split, limit=limit, seed=seed, shuffle=shuffle, **options)
+
+
+def _math_row(problem: MathProblem, num_shots: int) -> dict:
+    return {"prompt": build_messages(problem.question, num_shots), "answer": problem.answer, "id": problem.id}
+
+
+def _load_code(source: str, *, path=None, limit=None, **_ignored) -> list:
+    return load_code_problems(path, limit)  # one bundled set or a file: split, seed and shuffle do not apply
+
+
+def _code_row(problem: CodeProblem, num_shots: int) -> dict:
+    return {"prompt": problem.messages(), "tests": problem.tests, "id": problem.id}
+
+
+MATH = Domain(
+    name="math",
+    sources=MATH_SOURCES,
+    problem_type=MathProblem,
+    load=_load_math,
+    training_row=_math_row,
+    reward_names=frozenset({"correctness", "format"}),
+    scorer="verigrpo/math_verifier",
+    audited={train_score_name("correctness"): "correct"},
+    metrics=(
+        ("rewards/correctness/mean", "correctness (verifier)", "--"),
+        ("rewards/format_reward/mean", "format rate", ":"),
+    ),
+    worked_examples=True,
+)
+CODE = Domain(
+    name="code",
+    sources=("code",),
+    problem_type=CodeProblem,
+    load=_load_code,
+    training_row=_code_row,
+    reward_names=frozenset({"code_tests"}),
+    scorer="verigrpo/unit_test_scorer",
+    audited={train_score_name("code_tests"): "fraction"},
+    metrics=(("rewards/code_tests/mean", "unit tests passed (fraction)", "-."),),
+)
+
+DOMAINS: dict[str, Domain] = {domain.name: domain for domain in (MATH, CODE)}
+
+
+def all_sources() -> tuple[str, ...]:
+    """Every dataset source of every domain, in table order."""
+    return tuple(source for domain in DOMAINS.values() for source in domain.sources)
+
+
+def domain_of_source(source: str) -> Domain:
+    """The domain a dataset source yields; DatasetError naming the valid sources otherwise."""
+    for domain in DOMAINS.values():
+        if source in domain.sources:
+            return domain
+    raise DatasetError(f"unknown dataset {source!r}: choose from {list(all_sources())}")
+
+
+def domain_of_problems(problems: list) -> Domain:
+    """The domain whose problem type ``problems`` holds (math for an empty list)."""
+    for domain in DOMAINS.values():
+        if problems and isinstance(problems[0], domain.problem_type):
+            return domain
+    return MATH
+
+
+def reward_names_elsewhere(domain: Domain) -> frozenset[str]:
+    """Rewards that belong to other domains (naming one for this domain's data is a config error)."""
+    return frozenset().union(*(d.reward_names for d in DOMAINS.values() if d is not domain))
+
+
+def audited_scores() -> dict[str, tuple[str, str]]:
+    """Training score in a rollout log -> (default re-scorer, the key of its dict value that grades)."""
+    return {score: (d.scorer, key) for d in DOMAINS.values() for score, key in d.audited.items()}
+
+
+def plot_metrics() -> tuple[tuple[str, str, str], ...]:
+    """Every domain's per-step plot lines (a run's log history holds only its own domain's keys)."""
+    return tuple(metric for domain in DOMAINS.values() for metric in domain.metrics)
