@@ -294,3 +294,27 @@ def test_audit_plot_shows_both_lines_when_equal_and_integer_steps(run_dir):
     assert second.get_markersize() < first.get_markersize() and second.get_zorder() >= first.get_zorder()
     ticks = ax.get_xticks()
     assert len(ticks) and all(float(t).is_integer() for t in ticks)
+
+
+def test_each_rollout_records_the_adapter_version_that_generated_it(tmp_path):
+    """vLLM engines pass the adapter name (e.g. verigrpo-<run>-v3) for the batch; it lands in every sample."""
+    n = len(COMPLETIONS)
+    rollouts = rollouts_from_batch(
+        ids=[f"p{i // G}" for i in range(n)],
+        answers=["5"] * n,
+        prompts=[PROMPT] * n,
+        completions=COMPLETIONS,
+        rewards={"correctness": PAID},
+        advantages=[0.0] * n,
+        lengths=None,
+        max_completion_length=64,
+        terminated=None,
+        num_generations=G,
+        step=3,
+        extra={"adapter": "verigrpo-0123abcd-v3"},
+    )
+    recorder = RolloutRecorder(tmp_path, every_steps=1, num_generations=G, metadata={})
+    recorder.add(rollouts)
+    back = read_eval_log(str(recorder.flush()))
+    assert {s.metadata["adapter"] for s in back.samples} == {"verigrpo-0123abcd-v3"} and len(back.samples) == n
+    assert all(s.metadata["max_completion_length"] == 64 for s in back.samples)
