@@ -210,6 +210,9 @@ def test_each_adapter_is_loaded_on_every_server_and_the_old_one_unloaded(stubs):
             ("/v1/unload_lora_adapter", {"lora_name": "run-v1"}),
         ]
     assert pool.adapter == "run-v2"
+    pool.unload_current()  # at the end of a run: the servers outlive it
+    assert all(stub.requests[-1] == ("/v1/unload_lora_adapter", {"lora_name": "run-v2"}) for stub in (a, b))
+    assert pool.adapter is None
     pool.close()
 
 

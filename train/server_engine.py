@@ -3,12 +3,12 @@
 TRL's own server mode (``trl vllm-serve``) syncs a PEFT policy by merging the adapter and pushing full
 weights over NCCL: on a bitsandbytes 4-bit base that re-quantizes the weights, so the rollouts would
 not come from the policy being trained (see ``train/adapter_engine.py`` for the colocated twin of this
-engine). Here the servers are plain ``vllm.entrypoints.openai.api_server`` processes holding the same
+engine; the HTTP side is ``train/vllm_server_api.py``). Here the servers are plain ``vllm.entrypoints.openai.api_server`` processes holding the same
 base (started with ``--enable-lora`` and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``). After every
 optimizer step the main process saves the adapter (peft's files) under ``adapter_dir`` - a path every
 server can read: shared storage when the servers run on other nodes - and POSTs
-``/v1/load_lora_adapter`` to each server under a fresh name (``verigrpo-<run>-v<N>``, N counting syncs; vLLM gives each
-name a new integer id, so no server keeps serving cached old weights). Rollouts are then requested from
+``/v1/load_lora_adapter`` to each server under a fresh name (``verigrpo-<run>-v<N>``, N counting
+syncs; vLLM gives each name a new integer id, so no server keeps serving cached old weights). Rollouts are then requested from
 ``/v1/completions`` with ``model=<that name>``, the prompts as token ids, ``logprobs=0``,
 ``return_token_ids`` and ``return_tokens_as_token_ids`` (checked against vllm 0.27.1's
 ``entrypoints/openai/completion/protocol.py``), the unique prompts spread over the servers. The previous
@@ -33,6 +33,7 @@ TRL seams this relies on (trl 1.16.0; ``tests/test_server_engine.py`` checks eac
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
 from pathlib import Path
@@ -49,6 +50,8 @@ from train.vllm_server_api import (  # noqa: F401 - re-exported: the engine's pu
     new_run_tag,
     normalize_url,
 )
+
+logger = logging.getLogger(__name__)
 
 
 class ServerAdapterGeneration(VLLMGeneration):
@@ -74,6 +77,7 @@ class ServerAdapterGeneration(VLLMGeneration):
                 pool.close()
                 raise
             self.vllm_client = pool
+            _warn_on_other_base(self.settings.base_model, pool.served_models)
         self.accelerator.wait_for_everyone()
 
     @property
@@ -123,11 +127,36 @@ class ServerAdapterGeneration(VLLMGeneration):
         return self.vllm_client.prompt_logprobs(prompt_ids, completion_ids)
 
     def close(self) -> None:
-        """Unload nothing (the servers outlive the run); drop this run's adapter files and the connections."""
+        """Unload this run's last adapter from the servers (they outlive the run), drop its files and connections.
+
+        Called when training ends, also after a failure: a server that cannot unload is then a warning,
+        so the error that stopped the run stays the one reported.
+        """
+        if self.vllm_client is not None:
+            try:
+                self.vllm_client.unload_current()
+            except ServerError as exc:
+                logger.warning("could not unload the last adapter: %s", exc)
+            self.vllm_client.close()
         if self._current_path is not None:
             shutil.rmtree(self._current_path, ignore_errors=True)
-        if self.vllm_client is not None:
-            self.vllm_client.close()
+
+
+def _warn_on_other_base(base_model: str | None, served: dict[str, list[str]]) -> None:
+    """A server holding another base would roll out another policy; TRL's sampling metrics would show it late."""
+    if not base_model:
+        return
+    name = Path(base_model).name
+    for url, models in served.items():
+        if not any(Path(m).name == name for m in models):
+            logger.warning(
+                "vLLM server %s serves %s, not %s: rollouts come from the policy only if it holds the same base "
+                "weights (start it with --model %s)",
+                url,
+                models,
+                base_model,
+                base_model,
+            )
 
 
 def server_settings(script_args, training_args, model_args) -> ServerSettings:

@@ -266,6 +266,17 @@ class ServerPool:
         if previous is not None:
             self._each(lambda server: server.unload_adapter(previous))
 
+    def unload_current(self) -> None:
+        """Unload the adapter the servers serve now (at the end of a run), without retries."""
+        if self.adapter is None:
+            return
+        name, self.adapter = self.adapter, None
+        self._each(
+            lambda server: server.request(
+                "POST", "/v1/unload_lora_adapter", f"unloading adapter {name}", {"lora_name": name}, retries=0
+            )
+        )
+
     def generate(self, prompts, features=None, n=1, **sampling) -> dict:
         """TRL's ``VLLMClient.generate`` contract, the prompts split into one contiguous share per server."""
         if features is not None:
