@@ -133,9 +133,10 @@ def checkpoint_api() -> type:
     Imported only when a ``verigrpo/`` model is asked for: it needs torch, transformers and trl.
     """
     from inspect_ai.model import GenerateConfig
-    from inspect_ai.model._providers.hf import HuggingFaceAPI  # pinned inspect-ai==0.3.285
 
-    class CheckpointAPI(HuggingFaceAPI):
+    from evals.inspect_seams import hf_model_api
+
+    class CheckpointAPI(hf_model_api()):
         def __init__(
             self,
             model_name: str,

@@ -86,11 +86,12 @@ def test_the_provider_loads_the_4bit_base_unless_asked_for_full_precision(run_di
     layers by default, on plain float32 ``nn.Linear`` with ``precision=full``."""
     import torch
     from inspect_ai.model import get_model
-    from inspect_ai.model._providers.hf import HuggingFaceAPI
+
+    from evals.inspect_seams import hf_model_api
 
     def layer_types(model_args):
         model = get_model(f"verigrpo/{run_dir}", memoize=False, device="cpu", **model_args)
-        assert isinstance(model.api, HuggingFaceAPI)
+        assert isinstance(model.api, hf_model_api())
         hf = model.api.model
         assert hf.active_adapters() == ["default"]  # the LoRA adapter is attached
         q_proj = hf.model.layers[0].self_attn.q_proj

@@ -79,9 +79,9 @@ def test_code_task_end_to_end(tmp_path, mock_model):
     assert none.metadata["reason"] == "no_answer" and none.value["fraction"] == 0.0
     metrics = {(r.name, m): v.value for r in log.results.scores for m, v in r.metrics.items()}
     assert metrics[("passed_all", "mean")] == pytest.approx(1 / 6)
-    from inspect_ai.log._headline import _resolve_declared
+    from evals.inspect_seams import resolve_declared_headline
 
-    headline = _resolve_declared(log.results.scores, log.eval.headline_metric)
+    headline = resolve_declared_headline(log.results.scores, log.eval.headline_metric)
     assert (headline.score.name, headline.metric.name) == ("fraction", "mean")
 
 

@@ -86,9 +86,9 @@ def test_math_task_end_to_end(tmp_path, mock_model):
     metrics = {(r.name, m): v.value for r in log.results.scores for m, v in r.metrics.items()}
     assert metrics[("correct", "accuracy")] == 0.5 and metrics[("format", "mean")] == 0.75
     assert log.eval.metadata["verifier"] == rewards.verifier_id()
-    from inspect_ai.log._headline import _resolve_declared  # None when the declaration matches nothing
+    from evals.inspect_seams import resolve_declared_headline  # None when the declaration matches nothing
 
-    headline = _resolve_declared(log.results.scores, log.eval.headline_metric)
+    headline = resolve_declared_headline(log.results.scores, log.eval.headline_metric)
     assert (headline.score.name, headline.metric.name, headline.metric.value) == ("correct", "accuracy", 0.5)
     assert log.eval.config.epochs is None or log.eval.config.epochs == 1
 
@@ -134,7 +134,7 @@ def test_inspect_eval_evals_discovers_only_offline_tasks():
 @pytest.mark.parametrize("where", ["repo", "elsewhere"])
 def test_registered_scorer_name_is_the_same_everywhere(where, tmp_path):
     code = (
-        "import verigrpo; from inspect_ai._util.registry import registry_info\n"
+        "import verigrpo; from inspect_ai.util import registry_info\n"
         "print(registry_info(verigrpo.math_verifier).name, registry_info(verigrpo.checkpoint_provider).name)"
     )
     cwd = REPO if where == "repo" else tmp_path
@@ -191,7 +191,7 @@ def test_registered_scorer_name_after_a_regular_install(tmp_path):
     )
     assert build.returncode == 0, build.stderr[-2000:]
     code = (
-        "import verigrpo, evals.verify; from inspect_ai._util.registry import registry_info\n"
+        "import verigrpo, evals.verify; from inspect_ai.util import registry_info\n"
         "from evals.code_data import load_code_problems; from rewards.code.sandbox_programs import source\n"
         "print(verigrpo.__file__); print(registry_info(verigrpo.math_verifier).name)\n"
         "print(registry_info(verigrpo.unit_test_scorer).name, registry_info(verigrpo.bwrap).name)\n"
