@@ -63,6 +63,7 @@ class ServerAdapterGeneration(VLLMGeneration):
         self.sync_record = SyncRecord()
         self._adapter_dir = Path(settings.adapter_dir)
         self._current_path: Path | None = None
+        self._rollout_adapter: str | None = None
         self.vllm_client: ServerPool | None = None
         super().__init__(*args, **kwargs)
 
@@ -82,8 +83,8 @@ class ServerAdapterGeneration(VLLMGeneration):
 
     @property
     def rollout_adapter(self) -> str | None:
-        """The adapter name the servers generate with now (main process only; None elsewhere)."""
-        return self.vllm_client.adapter if self.vllm_client is not None else None
+        """The adapter the servers generate with now, or last did once the run ended (main process; None elsewhere)."""
+        return self._rollout_adapter
 
     def sync_weights(self) -> None:
         """Save the adapter where the servers read it and load it on each under a new name (main process)."""
@@ -98,6 +99,7 @@ class ServerAdapterGeneration(VLLMGeneration):
                 model.save_pretrained(str(path), safe_serialization=True)
         if self.accelerator.is_main_process:
             self.vllm_client.load(name, str(path.resolve()))
+            self._rollout_adapter = name
             if self._current_path is not None:
                 shutil.rmtree(self._current_path, ignore_errors=True)
             self._current_path = path
