@@ -13,7 +13,6 @@ from rewards.code.code_rewards import code_tests
 from rewards.code.code_spec import InvalidTests, TestSpec, parse_test_spec
 from rewards.code.code_verifier import grade_code, grade_code_sync
 from rewards.fingerprint import verifier_fingerprint, verifier_id, verigrpo_version
-from rewards.math import worker_pool  # noqa: F401 - ``rewards.worker_pool``: tests/conftest.py patches its deadline
 from rewards.math.answer_format import (
     ANSWER_INSTRUCTION,
     THINK_MODES,

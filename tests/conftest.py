@@ -1,4 +1,5 @@
-"""Shared test helpers: offline Inspect runs with mockllm outputs that never touch the network."""
+"""Shared test fixtures: offline mockllm models for Inspect runs, the sandbox rule (skip where bubblewrap
+cannot isolate, fail in CI; no sandbox process may outlive a test), and a generous verifier deadline for verdict tests."""
 
 import contextlib
 import os
@@ -10,8 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
-# mockllm counts tokens with tiktoken (a download) unless usage is set; Inspect writes traces under
-# XDG_DATA_HOME. Keep both inside the test run.
+# the Hub is never reached from a test (models and data come from the repository)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -108,9 +108,9 @@ def sandbox_processes(root: int | None = None) -> list[str]:
 @pytest.fixture
 def needs_sandbox():
     """Skip where bubblewrap cannot isolate, except in CI (VERIGRPO_REQUIRE_SANDBOX=1), where that fails."""
-    from rewards.sandbox import _probe
+    from rewards.sandbox import sandbox_problem
 
-    problem = _probe()
+    problem = sandbox_problem()
     if problem:
         if os.environ.get("VERIGRPO_REQUIRE_SANDBOX") == "1":
             pytest.fail(f"sandbox unavailable in CI: {problem}")
@@ -120,7 +120,7 @@ def needs_sandbox():
     assert sandbox_processes() == [], "a sandboxed process outlived its run"
 
 
-SANDBOX_DOCTESTS = {"rewards.code_rewards.code_tests"}  # doctests that run real sandboxes
+SANDBOX_DOCTESTS = {"rewards.code.code_rewards.code_tests"}  # doctests that run real sandboxes
 
 
 def pytest_collection_modifyitems(config, items):
@@ -128,9 +128,9 @@ def pytest_collection_modifyitems(config, items):
     hits = [item for item in items if item.name in SANDBOX_DOCTESTS]
     if not hits or os.environ.get("VERIGRPO_REQUIRE_SANDBOX") == "1":
         return
-    from rewards.sandbox import _probe
+    from rewards.sandbox import sandbox_problem
 
-    problem = _probe()
+    problem = sandbox_problem()
     if problem:
         for item in hits:
             item.add_marker(pytest.mark.skip(reason=f"sandbox unavailable: {problem}"))
@@ -141,7 +141,7 @@ def generous_verifier_deadline():
     """Verdict tests: the wall-clock deadline only turns a verdict into VerifierOverloaded on a busy
     machine (tests/test_verifier_load.py holds that bound under load); verdicts do not depend on it.
     Use with ``pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")``."""
-    from rewards import worker_pool
+    from rewards.math import worker_pool
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(worker_pool, "DEADLINE_S", 60.0)

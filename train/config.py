@@ -13,15 +13,16 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evals.domains import DOMAINS, all_sources, domain_of_source, reward_names_elsewhere
 from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
-from evals.math_data import SOURCES as MATH_SOURCES
 from rewards import REWARD_FUNCS, THINK_MODES, WORKED_EXAMPLES
+from rewards.registry import unknown_rewards
 from train.machine_checks import MachineConfigError, check_machine
 
-# "code": the bundled code problems (or dataset_path in that format), rewarded by code_tests.
-SOURCES = (*MATH_SOURCES, "code")
-CODE_REWARDS = frozenset({"code_tests"})  # need dataset: code
-MATH_REWARDS = frozenset({"correctness", "format"})  # need a math dataset
+# one record per answer domain (evals/domains.py): its dataset sources and the rewards that score it
+SOURCES = all_sources()  # as of import, for the --dataset help text
+CODE_REWARDS = DOMAINS["code"].reward_names  # need dataset: code
+MATH_REWARDS = DOMAINS["math"].reward_names  # need a math dataset
 
 
 MAX_LINE_BYTES = 1 << 20  # one jsonl record (a problem): 1 MiB is ~250k tokens, past any model's context
@@ -378,7 +379,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
         + out_of_range(model_args, MODEL_BOUNDS)
         + _cross_field_problems(script_args, training_args)
     )
-    unknown = [name for name in script_args.reward_funcs if name not in REWARD_FUNCS]
+    unknown = unknown_rewards(script_args.reward_funcs)
     if unknown:
         raise ConfigError(
             f"reward_funcs: unknown reward function(s) {unknown}. Valid names are {sorted(REWARD_FUNCS)}, "
@@ -395,10 +396,11 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
             f"reward_weights has {len(weights)} entries but reward_funcs has {len(script_args.reward_funcs)}: "
             "give one weight per reward function (e.g. `reward_weights: [1.0, 0.0]` to log format without training on it)."
         )
-    if script_args.dataset not in SOURCES:
-        raise ConfigError(f"dataset: {script_args.dataset!r} is not one of {list(SOURCES)}.")
-    is_code = script_args.dataset == "code"
-    mismatched = [n for n in script_args.reward_funcs if n in (MATH_REWARDS if is_code else CODE_REWARDS)]
+    if script_args.dataset not in all_sources():
+        raise ConfigError(f"dataset: {script_args.dataset!r} is not one of {list(all_sources())}.")
+    domain = domain_of_source(script_args.dataset)
+    is_code = domain.name == "code"
+    mismatched = [n for n in script_args.reward_funcs if n in reward_names_elsewhere(domain)]
     if mismatched:
         kind = "a code dataset (dataset: code)" if not is_code else "a math dataset"
         raise ConfigError(
@@ -412,9 +414,9 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
     if is_code and script_args.num_shots:
         raise ConfigError("num_shots: worked examples are math-only; set `num_shots: 0` with dataset: code.")
     if is_code:
-        from rewards.sandbox import _probe
+        from rewards.sandbox import sandbox_problem
 
-        problem = _probe()
+        problem = sandbox_problem()
         if problem:
             raise ConfigError(f"dataset: code runs unit tests in a sandbox, which is unavailable here: {problem}")
     if script_args.dataset in ("jsonl", "json") and not script_args.dataset_path:

@@ -28,17 +28,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, recompute_metrics, write_eval_log
-from inspect_ai.log._log import EvalMetricDefinition, EvalScorer  # not re-exported by inspect_ai.log (0.3.285)
-from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ModelOutput
+from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score
 
+from evals.chat import chat_messages
+from evals.inspect_seams import EvalMetricDefinition, EvalScorer  # Inspect's private names, in one module
+from evals.rollout_format import ROLLOUT_MODEL, STEP_KEY, train_score_name
 from rewards.common import completion_text
 
 logger = logging.getLogger(__name__)
 
-ROLLOUT_MODEL = "none/none"  # a model Inspect can "instantiate" for re-scoring without loading anything
 ROLLOUT_TASK = "grpo_rollouts"
-_ROLES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
 
 
 @dataclass
@@ -60,7 +60,7 @@ class Rollout:
 def _messages(prompt: list[dict] | str):
     if isinstance(prompt, str):
         return prompt
-    return [_ROLES[m["role"]](content=str(m.get("content") or "")) for m in prompt]
+    return chat_messages(prompt)
 
 
 def _score(value: float | None) -> Score:
@@ -78,9 +78,9 @@ def build_log(rollouts: list[Rollout], num_generations: int, metadata: dict) -> 
             input=_messages(r.prompt),
             target=r.target,
             output=ModelOutput.from_content(ROLLOUT_MODEL, r.completion),
-            scores={f"train_{name}": _score(r.rewards.get(name)) for name in names},
+            scores={train_score_name(name): _score(r.rewards.get(name)) for name in names},
             metadata={
-                "step": r.step,
+                STEP_KEY: r.step,
                 "group": r.group,
                 "advantage": r.advantage,
                 "completion_length": r.completion_length,
@@ -97,7 +97,9 @@ def build_log(rollouts: list[Rollout], num_generations: int, metadata: dict) -> 
         dataset=EvalDataset(name="grpo_rollouts", samples=len(samples)),
         model=ROLLOUT_MODEL,
         config=EvalConfig(epochs=num_generations, epochs_reducer=["mean", f"pass_at_{num_generations}"]),
-        scorers=[EvalScorer(name=f"train_{name}", metrics=[EvalMetricDefinition(name="mean")]) for name in names],
+        scorers=[
+            EvalScorer(name=train_score_name(name), metrics=[EvalMetricDefinition(name="mean")]) for name in names
+        ],
         metadata={**metadata, "first_step": min(steps), "last_step": max(steps)},
     )
     log = EvalLog(status="success", eval=spec, samples=samples)
