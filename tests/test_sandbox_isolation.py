@@ -231,12 +231,16 @@ def test_the_leftover_check_sees_only_its_own_runs_sandboxes_and_their_orphans()
     other_run = subprocess.Popen([sys.executable, "-c", HOLD_A_SANDBOX, str(REPO)])
     sibling_run = subprocess.Popen(["sleep", "60"])
     try:
-        theirs = wait_for(lambda: len(sandbox_processes(root=other_run.pid)) >= 2 and sandbox_processes(other_run.pid))
-        assert any(" bwrap " in line for line in theirs) and any("sandbox/main.py" in line for line in theirs), theirs
+
+        def started(lines):  # bwrap, and the program it exec'd (until then bwrap's forks are named bwrap too)
+            return any(" bwrap " in line for line in lines) and any("sandbox/main.py" in line for line in lines)
+
+        theirs = wait_for(lambda: started(lines := sandbox_processes(root=other_run.pid)) and lines, 120)
+        assert started(theirs), sandbox_processes(root=other_run.pid)
         assert sandbox_processes(root=sibling_run.pid) == []
         other_run.kill()  # the run dies without cleaning up: its sandbox is orphaned
         other_run.wait()
-        orphans = wait_for(sandbox_processes)  # reported (and, once they are zombies, reaped) here
+        orphans = wait_for(sandbox_processes, 60)  # reported (and, once they are zombies, reaped) here
         assert orphans and all(int(line.split()[0]) not in (other_run.pid, sibling_run.pid) for line in orphans)
     finally:
         for process in (other_run, sibling_run):
