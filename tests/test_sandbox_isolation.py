@@ -202,7 +202,10 @@ def test_resource_attacks_are_stopped_within_the_limit(code, stopped):
     result = run_python(code)
     elapsed = time.monotonic() - started
     assert stopped(result), (result.returncode, result.stderr[-300:], result.flags)
-    assert elapsed < LIMITS.wall_s + 2.0
+    # the limit that stopped it is the one `stopped` names (flags from the sandbox, not a clock here); the
+    # elapsed bound only catches a kill path that hangs: on a loaded 2-core machine a 3 s wall kill of a
+    # fork bomb took 7.3 s end to end, so a tight bound here would measure the load, not the sandbox
+    assert elapsed < LIMITS.wall_s + 30.0
     assert len(result.stdout) <= LIMITS.output_bytes
 
 
