@@ -96,9 +96,10 @@ def test_the_cpu_default_trains_with_vllm_rollouts(tmp_path):
 @pytest.mark.parametrize(
     ("precision", "overrides", "tolerance"),
     [
-        # the CPU 4-bit + vLLM config: the path the GPU recipes use. Slow: it failed once on a machine at load
-        # average 11 after passing quiet (0.044 vs 0.08); under investigation, run with make test-slow
-        pytest.param("4bit", (), 0.08, marks=pytest.mark.slow),
+        # the CPU 4-bit + vLLM config: the path the GPU recipes use. The check is deterministic (seeded); at the
+        # config's lr 3e-4 one step moved the policy by only 0.10 (stale) against bf16 noise of 0.04, too close
+        # to separate, so the check steps at 1e-3: synced 0.046, stale 0.30
+        ("4bit", ("--learning_rate", "1e-3"), 0.08),
         ("fp32", ("--load_in_4bit", "false", "--dtype", "float32", "--use_bnb_nested_quant", "false"), 1e-3),
     ],
 )
