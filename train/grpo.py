@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 # Before torch loads its OpenMP runtime (libgomp in the Linux CPU wheels): an idle OpenMP thread spins
@@ -77,7 +77,8 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
 
     # start the verifier's symbolic workers now, while the model loads, not inside the first reward call;
     # a pool that cannot start stops the run below (with the worker's own error), before training
-    warming = _Background(warm_up)
+    warming = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifier-warm-up")
+    warmed = warming.submit(warm_up)
 
     from trl import get_peft_config, get_quantization_config
 
@@ -130,31 +131,12 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         quantization_config=get_quantization_config(model_args),
         callbacks=callbacks,
     )
-    warming.result()  # VerifierUnavailable here, not tracebacks from a thread while training runs
+    warming.shutdown(wait=False)
+    warmed.result()  # VerifierUnavailable here, not tracebacks from a thread while training runs
     if trainer.rollout_engine_state() is not None:  # run.json: the vLLM engine and the adapter it serves
         callbacks[0].live = lambda: {"rollout_engine": trainer.rollout_engine_state()}
     trainer.manifest_callback = callbacks[0]
     return trainer, recorder, manifest
-
-
-class _Background:
-    """Run ``func`` in a daemon thread; ``result()`` waits and re-raises its exception in the caller."""
-
-    def __init__(self, func) -> None:
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(func,), name=func.__name__, daemon=True)
-        self._thread.start()
-
-    def _run(self, func) -> None:
-        try:
-            func()
-        except BaseException as exc:  # handed to the caller by result()
-            self._error = exc
-
-    def result(self) -> None:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
 
 
 def _close_server_engine(trainer) -> None:

@@ -352,7 +352,9 @@ def _compare_within(request: dict) -> tuple[str, str]:
 
     ITIMER_PROF counts CPU time, not wall time, so a busy machine does not change the verdict.
     The timer repeats every 20 ms until the comparison unwinds, in case one signal lands where
-    it is caught. The host kills the worker if even that fails (a long C call).
+    it is caught. The host kills the worker if even that fails (a long C call). This runs in the
+    worker process's main thread (``serve``), never in a caller's thread, which is why a signal
+    timer is sound here.
     """
     global _armed
     import signal
