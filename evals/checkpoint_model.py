@@ -7,7 +7,7 @@ The policy GRPO trains is the base *as loaded for training* plus the LoRA adapte
 ``load_in_4bit`` that is the 4-bit base. ``hf/<run dir>`` loads the adapter on the full-precision
 base instead (transformers reads ``adapter_config.json`` and knows nothing of the quantization), so it
 scores a different model from the one the rewards shaped. This provider reads the run's ``run.json``
-(train/manifest.py) and loads the base the way training did: TRL's own ``get_quantization_config``
+(train/artifacts/manifest.py) and loads the base the way training did: TRL's own ``get_quantization_config``
 on the recorded model config, and the recorded ``dtype``. ``-M precision=full`` drops the
 quantization (the adapter on the unquantized base, in the recorded ``dtype``), for comparison.
 

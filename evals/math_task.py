@@ -16,7 +16,7 @@ from inspect_ai.model import GenerateConfig
 
 from evals.chat import chat_messages
 from evals.math_data import MathProblem, load_problems
-from evals.scoring import HEADLINE
+from evals.math_scoring import HEADLINE
 from evals.verify import math_verifier
 from rewards import build_messages, verifier_id
 

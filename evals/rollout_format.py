@@ -1,4 +1,4 @@
-"""The rollout-log format: what ``train/rollouts.py`` writes and ``evals/rollout_audit.py`` reads, in one place.
+"""The rollout-log format: what ``train/artifacts/rollout_log.py`` writes and ``evals/rollout_audit.py`` reads, in one place.
 
 A rollout log is an Inspect ``.eval`` log whose samples hold one completion each, scored
 ``train_<reward name>`` with the training reward's value, with the training step in the sample's

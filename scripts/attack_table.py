@@ -1,4 +1,4 @@
-"""The README's reward-hack table: each hack from tests/test_code_hacks.py scored by a naive harness and by ours.
+"""The README's reward-hack table: each hack from tests/rewards/code/test_code_hacks.py scored by a naive harness and by ours.
 
     python scripts/attack_table.py
 

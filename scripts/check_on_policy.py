@@ -62,10 +62,10 @@ def _sync_seconds(engine) -> list[float]:
 
 
 def run(argv: list[str]) -> dict:
-    from train.adapter_engine import AdapterSyncGeneration
     from train.config import parse_config
+    from train.engines.colocated import AdapterSyncGeneration
+    from train.engines.server import ServerAdapterGeneration
     from train.grpo import build_trainer
-    from train.server_engine import ServerAdapterGeneration
 
     argv = list(argv)
     if "--output_dir" not in argv:

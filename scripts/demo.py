@@ -32,7 +32,7 @@ EVAL_CONNECTIONS = 16
 def eval_task_args(config: str, problems: int, max_tokens: int) -> dict:
     """The held-out 'test' split of the same generator the config trains on (same operations and range)."""
     from train.config import parse_config
-    from train.data import arithmetic_settings
+    from train.data.rows import arithmetic_settings
 
     script_args, _, _ = parse_config(["--config", config])
     arithmetic = arithmetic_settings(script_args)

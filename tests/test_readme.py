@@ -17,7 +17,8 @@ import sys
 
 import pytest
 import tomllib
-from conftest import REPO
+
+from tests.helpers import REPO
 
 README = (REPO / "README.md").read_text()
 

@@ -60,13 +60,13 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     (scripts/check_on_policy.py) use it to get the very trainer ``main`` would run.
     """
     validate(script_args, training_args, model_args)
-    from train.data import load_training_problems, to_dataset
+    from train.data.rows import load_training_problems, to_dataset
 
     problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
     if script_args.vllm_server_urls and training_args.use_vllm and training_args.vllm_mode == "server":
-        from train.server_engine import ServerPool, server_settings
+        from train.engines.server import ServerPool, server_settings
 
         # a wrong URL or a server that is down stops the run now, before any model is loaded
         pool = ServerPool(server_settings(script_args, training_args, model_args))
@@ -83,9 +83,9 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     from trl import get_peft_config, get_quantization_config
 
     from rewards import get_reward_funcs
-    from train.manifest import ManifestCallback, build_manifest, rollout_metadata
-    from train.recording_trainer import RecordingGRPOTrainer, RolloutFlushCallback
-    from train.rollouts import RolloutRecorder
+    from train.artifacts.manifest import ManifestCallback, build_manifest, rollout_metadata
+    from train.artifacts.recording_trainer import RecordingGRPOTrainer, RolloutFlushCallback
+    from train.artifacts.rollout_log import RolloutRecorder
 
     model_path = model_args.model_name_or_path
     if Path(model_path).is_dir():
@@ -111,11 +111,11 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         callbacks.append(RolloutFlushCallback(recorder))
     engine = servers = None
     if training_args.use_vllm and model_args.use_peft and training_args.vllm_mode == "server":
-        from train.server_engine import server_settings
+        from train.engines.server import server_settings
 
         servers = server_settings(script_args, training_args, model_args)  # vLLM servers load each adapter by name
     elif training_args.use_vllm and model_args.use_peft:
-        from train.adapter_engine import engine_settings
+        from train.engines.colocated import engine_settings
 
         engine = engine_settings(model_args, training_args)  # vLLM holds the base; each sync sends the adapter
     trainer = RecordingGRPOTrainer(
@@ -141,7 +141,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
 
 def _close_server_engine(trainer) -> None:
     """The server engine's adapter files and connections go when training ends (the servers stay up)."""
-    from train.server_engine import ServerAdapterGeneration
+    from train.engines.server import ServerAdapterGeneration
 
     engine = getattr(trainer, "vllm_generation", None)
     if isinstance(engine, ServerAdapterGeneration):
@@ -151,8 +151,8 @@ def _close_server_engine(trainer) -> None:
 def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
     trainer, recorder, manifest = build_trainer(script_args, training_args, model_args)
-    from train.manifest import write_manifest
-    from train.recording_trainer import RunSpanCallback
+    from train.artifacts.manifest import write_manifest
+    from train.artifacts.recording_trainer import RunSpanCallback
 
     output_dir = Path(training_args.output_dir)
     span = RunSpanCallback()
@@ -187,7 +187,7 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
 
 def cli(argv: list[str] | None = None) -> int:
     from evals.math_data import DatasetError
-    from train.vllm_server_api import ServerError
+    from train.engines.vllm_server_api import ServerError
 
     try:
         script_args, training_args, model_args = parse_config(argv)

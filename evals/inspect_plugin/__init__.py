@@ -23,7 +23,7 @@ from inspect_ai.util import sandboxenv
 from evals.bwrap_sandbox import BwrapSandboxEnvironment
 from evals.code_scoring import CODE_METRICS, code_scorer
 from evals.inspect_seams import registry_name
-from evals.scoring import MATH_METRICS, math_scorer
+from evals.math_scoring import MATH_METRICS, math_scorer
 
 NAMESPACE = "verigrpo"
 
@@ -39,7 +39,7 @@ def _name(name: str) -> str:
 
 # The scorers below and evals/verify.py's are two registrations (installed ``verigrpo/<name>`` here, the
 # file-path name there: Inspect derives the prefix from the defining module) of one implementation each,
-# ``evals.scoring.math_scorer`` and ``evals.code_scoring.code_scorer``, with the same parameters.
+# ``evals.math_scoring.math_scorer`` and ``evals.code_scoring.code_scorer``, with the same parameters.
 @scorer(metrics=MATH_METRICS, name=_name("math_verifier"))
 def math_verifier(think: str = "none") -> Scorer:
     """Correct when the completion's final answer equals the target under ``rewards.grade`` (``-S think=``

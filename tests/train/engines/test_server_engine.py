@@ -1,0 +1,465 @@
+"""The server engine (train/engines/server.py, its HTTP client train/engines/vllm_server_api.py): rollouts from
+vLLM OpenAI servers that load each new adapter at run time.
+
+Default suite: URL checks, adapter names, the request bodies and error handling against stub HTTP
+servers from the standard library, config validation, and a bad URL stopping a real run before any
+model loads. Slow (``make test-slow``): a real CPU vLLM server on 127.0.0.1 started by a fixture,
+two training steps through it, the on-policy check, and a server killed mid-run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tests.helpers import REPO
+from tests.helpers.vllm_server import SERVER_ENV, VLLMServerProcess, server_command
+from train.config import ConfigError, parse_config, validate
+from train.config.machine_checks import installed_vllm
+from train.engines.vllm_server_api import (
+    ServerError,
+    ServerPool,
+    ServerSettings,
+    adapter_name,
+    completion_payload,
+    new_run_tag,
+    normalize_url,
+)
+
+SERVER_CONFIG = "configs/cpu-smollm2-vllm-server.yaml"
+SAMPLING = dict(repetition_penalty=1.0, temperature=0.7, top_p=1.0, top_k=0, min_p=0.0, max_tokens=8, logprobs=0)
+
+
+# ---- cheap: URLs, names, request bodies ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "normal"),
+    [
+        ("http://127.0.0.1:8000", "http://127.0.0.1:8000"),
+        ("http://node7:8000/", "http://node7:8000"),
+        ("https://rollouts.example/v1", "https://rollouts.example"),
+        (" http://[::1]:9000/v1/ ", "http://[::1]:9000"),
+    ],
+)
+def test_server_urls_are_normalized(url, normal):
+    assert normalize_url(url) == normal
+
+
+@pytest.mark.parametrize(
+    "url", ["127.0.0.1:8000", "ftp://host:21", "http://", "http://host:99999", "http://host:8000/?x=1", "localhost"]
+)
+def test_malformed_server_urls_are_refused_with_the_url(url):
+    with pytest.raises(ValueError, match="vllm_server_urls"):
+        normalize_url(url)
+
+
+def test_adapter_names_are_unique_per_run_and_version():
+    tag, other = new_run_tag(), new_run_tag()
+    assert tag != other and len(tag) == 8
+    assert adapter_name(tag, 3) == f"verigrpo-{tag}-v3"
+    assert len({adapter_name(t, v) for t in (tag, other) for v in range(1, 50)}) == 98
+
+
+def test_the_completion_request_asks_for_token_ids_and_logprobs():
+    body = completion_payload([[1, 2], [3]], model="verigrpo-x-v1", n=4, structured_outputs_regex="A.*", **SAMPLING)
+    assert body["model"] == "verigrpo-x-v1" and body["prompt"] == [[1, 2], [3]] and body["n"] == 4
+    assert body["logprobs"] == 0 and body["return_token_ids"] and body["return_tokens_as_token_ids"]
+    assert body["structured_outputs"] == {"regex": "A.*"}
+    # the body is a vLLM CompletionRequest (vllm 0.27.1's own model validates it) when vLLM is installed
+    if installed_vllm():
+        from vllm.entrypoints.openai.completion.protocol import CompletionRequest
+
+        request = CompletionRequest(**body)
+        assert request.prompt == [[1, 2], [3]] and request.return_token_ids and request.logprobs == 0
+
+
+def test_the_trl_seams_the_server_engine_relies_on_are_still_there():
+    """If a TRL upgrade moves these, this fails here rather than as wrong rollouts in a run."""
+    import inspect
+
+    from trl.generation.vllm_generation import VLLMGeneration
+    from trl.trainer import grpo_trainer
+
+    assert grpo_trainer.VLLMGeneration is VLLMGeneration
+    generate = inspect.getsource(VLLMGeneration.generate)
+    assert "self.vllm_client.generate(" in generate and "if accelerator.is_main_process:" in generate
+    for key in ("prompt_ids", "completion_ids", "logprobs", "logprob_token_ids"):
+        assert f'"{key}"' in generate or f'get("{key}")' in generate
+    for kw in ("n", "repetition_penalty", "temperature", "top_p", "top_k", "min_p", "max_tokens", "logprobs"):
+        assert f'"{kw}":' in generate  # the sampling dict passed to vllm_client.generate
+    assert "structured_outputs_regex" in generate and "generation_kwargs" in generate
+    init = inspect.getsource(grpo_trainer.GRPOTrainer.__init__)
+    assert 'vllm_client.get_server_info()["model_config"]["logprobs_mode"]' in init
+    assert "self.vllm_generation = VLLMGeneration(" in init
+    training = inspect.getsource(grpo_trainer.GRPOTrainer._generate_single_turn)
+    assert "self.vllm_generation.sync_weights()" in training
+
+
+# ---- stub servers (standard library) ---------------------------------------------------------------
+
+
+class StubServer:
+    """An HTTP server that records JSON requests and answers like vLLM (or fails as told)."""
+
+    def __init__(self, *, status: int = 200, delay: float = 0.0) -> None:
+        self.requests: list[tuple[str, dict | None]] = []
+        self.status, self.delay = status, delay
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _answer(self, code: int, payload) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                stub.requests.append((self.path, None))
+                self._answer(200, {"data": [{"id": "base", "root": "/models/base", "parent": None}]})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.requests.append((self.path, body))
+                time.sleep(stub.delay)
+                if stub.status != 200:
+                    self._answer(stub.status, {"error": {"message": f"stub says {stub.status}"}})
+                elif self.path == "/v1/completions":
+                    self._answer(200, stub.completions(body))
+                else:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"ok")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def completions(body: dict) -> dict:
+        """Completion j of prompt p is [p[0], 100 + j], logprob -(j+1)/10 per token."""
+        choices = []
+        for prompt in body["prompt"]:
+            for j in range(body["n"]):
+                tokens = [prompt[0], 100 + j]
+                choices.append(
+                    {
+                        "index": len(choices),
+                        "text": "",
+                        "token_ids": tokens,
+                        "prompt_token_ids": prompt,
+                        "logprobs": {
+                            "tokens": [f"token_id:{t}" for t in tokens],
+                            "token_logprobs": [-(j + 1) / 10] * 2,
+                        },
+                    }
+                )
+        return {"choices": choices}
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def stubs():
+    made = []
+
+    def make(**kwargs) -> StubServer:
+        made.append(StubServer(**kwargs))
+        return made[-1]
+
+    yield make
+    for stub in made:
+        stub.close()
+
+
+def pool_of(*urls, timeout=5.0, retries=0) -> ServerPool:
+    return ServerPool(ServerSettings(urls=tuple(urls), adapter_dir="/tmp/x", request_timeout=timeout, retries=retries))
+
+
+def test_each_adapter_is_loaded_on_every_server_and_the_old_one_unloaded(stubs):
+    a, b = stubs(), stubs()
+    pool = pool_of(a.url, b.url)
+    pool.wait_until_ready(5)
+    assert pool.served_models == {a.url: ["/models/base"], b.url: ["/models/base"]}
+    pool.load("run-v1", "/shared/run-v1")
+    pool.load("run-v2", "/shared/run-v2")
+    for stub in (a, b):
+        posts = [(path, body) for path, body in stub.requests if body is not None]
+        assert posts == [
+            ("/v1/load_lora_adapter", {"lora_name": "run-v1", "lora_path": "/shared/run-v1"}),
+            ("/v1/load_lora_adapter", {"lora_name": "run-v2", "lora_path": "/shared/run-v2"}),
+            ("/v1/unload_lora_adapter", {"lora_name": "run-v1"}),
+        ]
+    assert pool.adapter == "run-v2"
+    pool.unload_current()  # at the end of a run: the servers outlive it
+    assert all(stub.requests[-1] == ("/v1/unload_lora_adapter", {"lora_name": "run-v2"}) for stub in (a, b))
+    assert pool.adapter is None
+    pool.close()
+
+
+def test_prompts_are_spread_over_the_servers_and_reassembled_in_order(stubs):
+    a, b = stubs(), stubs()
+    pool = pool_of(a.url, b.url)
+    with pytest.raises(RuntimeError, match="before its first sync"):
+        pool.generate([[1]], n=2, **SAMPLING)
+    pool.load("run-v1", "/p")
+    out = pool.generate([[10, 1], [20, 2], [30, 3]], n=2, **SAMPLING)
+    (_, first), (_, second) = (next(r for r in s.requests if r[0] == "/v1/completions") for s in (a, b))
+    assert first["prompt"] == [[10, 1]] and second["prompt"] == [[20, 2], [30, 3]]
+    assert first["model"] == second["model"] == "run-v1" == out["adapter"]
+    assert out["prompt_ids"] == [[10, 1], [20, 2], [30, 3]]
+    assert out["completion_ids"] == [[10, 100], [10, 101], [20, 100], [20, 101], [30, 100], [30, 101]]
+    assert out["logprobs"][1] == [[-0.2], [-0.2]] and out["logprob_token_ids"][1] == [[10], [101]]
+    pool.close()
+
+
+def test_a_server_answering_with_an_error_is_named(stubs):
+    good, bad = stubs(), stubs(status=500)
+    pool = pool_of(good.url, bad.url)
+    with pytest.raises(ServerError, match=rf"vLLM server {bad.url}: loading adapter run-v1 .* HTTP 500: .*stub says"):
+        pool.load("run-v1", "/p")
+
+
+def test_a_server_without_runtime_lora_says_how_to_start_it(stubs):
+    bad = stubs(status=404)
+    with pytest.raises(ServerError, match=r"HTTP 404.*VLLM_ALLOW_RUNTIME_LORA_UPDATING=True .*--enable-lora"):
+        pool_of(bad.url).load("run-v1", "/p")
+
+
+def test_a_slow_server_is_an_error_not_a_wait_forever(stubs):
+    slow = stubs(delay=3.0)
+    pool = pool_of(slow.url, timeout=0.5)
+    with pytest.raises(ServerError, match=rf"vLLM server {slow.url} did not answer within 0 s \(loading adapter"):
+        pool.load("run-v1", "/p")
+
+
+@pytest.fixture
+def dead_url():
+    """A URL whose port is bound but not listening (connections refused) and that no other process can take."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_an_unreachable_server_is_retried_a_bounded_number_of_times(dead_url):
+    url = dead_url
+    pool = pool_of(url, retries=1)
+    started = time.monotonic()
+    with pytest.raises(ServerError, match=rf"vLLM server {url} is unreachable \(loading adapter .*2 attempt\(s\)\)"):
+        pool.load("run-v1", "/p")
+    assert time.monotonic() - started < 60  # one 1 s back-off; bounded, whatever the load
+    with pytest.raises(ServerError, match=rf"vLLM server\(s\) {url} not ready after 1 s"):
+        pool.wait_until_ready(1)
+
+
+def test_a_server_that_lost_the_adapter_is_an_error_not_a_stale_rollout(stubs):
+    a = stubs()
+    pool = pool_of(a.url)
+    pool.load("run-v1", "/p")
+    a.status = 404  # e.g. restarted: vLLM answers 404 for a model name it does not know
+    with pytest.raises(ServerError, match=rf"vLLM server {a.url}: generating with run-v1 failed with HTTP 404"):
+        pool.generate([[1]], n=1, **SAMPLING)
+
+
+# ---- config validation -----------------------------------------------------------------------------
+
+
+def test_the_server_config_validates_and_refuses_misused_or_malformed_urls(tmp_path):
+    validate(*parse_config(["--config", SERVER_CONFIG]))  # needs no local vLLM: the servers hold it
+    with pytest.raises(ConfigError, match=r"vllm_server_urls: 'localhost:8000' is not an http\(s\) URL"):
+        validate(*parse_config(["--config", SERVER_CONFIG, "--vllm_server_urls", "localhost:8000"]))
+    with pytest.raises(ConfigError, match=r"listed twice"):
+        validate(*parse_config(["--config", SERVER_CONFIG, "--vllm_server_urls", "http://a:1", "http://a:1/v1"]))
+    with pytest.raises(ConfigError, match=r"vllm_server_urls is set but this run does not roll out on vLLM servers"):
+        validate(*parse_config(["--config", SERVER_CONFIG, "--vllm_mode", "colocate"]))
+    with pytest.raises(ConfigError, match=r"vllm_mode: 'server' with a LoRA policy needs vllm_server_urls"):
+        no_urls = tmp_path / "no-urls.yaml"
+        text = (REPO / SERVER_CONFIG).read_text()
+        no_urls.write_text(text.replace("vllm_server_urls: [http://127.0.0.1:8000]", "vllm_server_urls: []"))
+        validate(*parse_config(["--config", str(no_urls)]))
+
+
+def test_the_config_header_starts_the_server_the_tests_start():
+    """The command in configs/cpu-smollm2-vllm-server.yaml (and the README) is the fixture's, on port 8000."""
+    header = [line.lstrip("# ").rstrip(" \\") for line in (REPO / SERVER_CONFIG).read_text().splitlines()]
+    start = next(i for i, line in enumerate(header) if line.startswith("VLLM_ALLOW_RUNTIME_LORA_UPDATING"))
+    end = next(i for i in range(start, len(header)) if "--logprobs-mode" in header[i])
+    words = shlex.split(" ".join(header[start : end + 1]))
+    env = [f"{k}={v}" for k, v in SERVER_ENV.items()]
+    assert words == env + server_command(8000)
+
+
+def run_training(*argv: str, timeout: int = 1800) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "train/grpo.py", *argv], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+def test_a_bad_server_url_stops_the_run_before_any_model_loads(tmp_path, dead_url):
+    url = dead_url
+    out = tmp_path / "run"
+    result = run_training(
+        "--config", SERVER_CONFIG, "--vllm_server_urls", url, "--vllm_server_timeout", "2", "--output_dir", str(out),
+    )  # fmt: skip
+    assert result.returncode == 3, result.stderr[-3000:]
+    assert f"error: vLLM server(s) {url} not ready after 2 s (vllm_server_timeout)" in result.stderr
+    assert "is unreachable" in result.stderr
+    assert "Loading weights" not in result.stderr and not out.exists()
+
+
+# ---- slow: a real vLLM server ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vllm_server(tmp_path_factory):
+    """The CPU vLLM server (small model, --enable-lora) on a free port; torn down after the module."""
+    if not installed_vllm() or not (REPO / "models/smollm2-135m-instruct/config.json").is_file():
+        problem = "vLLM's CPU build and the prepared CPU model are needed (make setup)"
+        if os.environ.get("VERIGRPO_REQUIRE_VLLM") == "1":
+            pytest.fail(problem)
+        pytest.skip(problem)
+    server = VLLMServerProcess(tmp_path_factory.mktemp("vllm") / "server.log")
+    try:
+        server.start()
+        print(f"vLLM server {server.url} answered after {server.start_seconds:.0f} s")
+        yield server
+    finally:
+        server.stop()
+
+
+def rollout_samples(run_dir):
+    from inspect_ai.log import read_eval_log
+
+    return [s for path in sorted((run_dir / "rollouts").glob("*.eval")) for s in read_eval_log(str(path)).samples]
+
+
+@pytest.mark.slow
+def test_two_steps_through_a_vllm_server(vllm_server, tmp_path):
+    """The README's command against a real server: rollouts on-policy, adapters versioned in run.json and logs."""
+    out = tmp_path / "run"
+    result = run_training(
+        "--config", SERVER_CONFIG, "--vllm_server_urls", vllm_server.url, "--max_steps", "2", "--save_steps", "1",
+        "--output_dir", str(out), "--max_completion_length", "32", "--dataset_size", "16",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:] + vllm_server.log_tail()
+    assert "[verigrpo] 2 steps" in result.stdout
+    steps = [e for e in json.loads((out / "log_history.json").read_text()) if "grad_norm" in e]
+    assert len(steps) == 2
+    # vLLM's logprobs of the sampled tokens vs the trainer's, fp32 on both sides: the rollouts are on-policy
+    assert all(e["sampling/sampling_logp_difference/mean"] < 1e-3 for e in steps), steps
+    run = json.loads((out / "run.json").read_text())
+    engine = run["rollout_engine"]
+    assert engine["mode"] == "server" and engine["servers"] == [vllm_server.url]
+    tag = engine["run_tag"]
+    assert engine["adapter_versions_loaded"] == 2 and engine["rollout_adapter"] == adapter_name(tag, 2)
+    for step in (1, 2):
+        checkpoint = out / f"checkpoint-{step}"
+        assert (checkpoint / "adapter_model.safetensors").is_file()
+        assert json.loads((checkpoint / "run.json").read_text())["rollout_engine"]["rollout_adapter"] == adapter_name(
+            tag, step
+        )
+    samples = rollout_samples(out)
+    assert len(samples) == 16  # 2 steps x 8 completions
+    assert {(s.metadata["step"], s.metadata["adapter"]) for s in samples} == {
+        (1, adapter_name(tag, 1)),
+        (2, adapter_name(tag, 2)),
+    }
+    assert list((out / "vllm-adapters").iterdir()) == []  # the last version's files go at the end
+
+
+@pytest.mark.slow
+def test_a_4bit_policy_rolls_out_through_a_4bit_server(tmp_path):
+    """The GPU recipes' path: the server quantizes the base in flight (bitsandbytes, bf16), the trainer loads
+    it 4-bit the same way; two steps, rollouts within the 4-bit tolerance of the trainer's logprobs."""
+    if not installed_vllm():
+        pytest.skip("vLLM's CPU build is needed")
+    server = VLLMServerProcess(tmp_path / "server.log", four_bit=True)
+    out = tmp_path / "run"
+    try:
+        server.start()
+        result = run_training(
+            "--config", SERVER_CONFIG, "--vllm_server_urls", server.url, "--load_in_4bit", "true",
+            "--dtype", "bfloat16", "--bnb_4bit_quant_type", "nf4", "--use_bnb_nested_quant", "true",
+            "--max_steps", "2", "--output_dir", str(out), "--max_completion_length", "32", "--dataset_size", "16",
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stderr[-3000:] + server.log_tail()
+    steps = [e for e in json.loads((out / "log_history.json").read_text()) if "grad_norm" in e]
+    # bf16 kernels on both sides differ by ~0.03-0.05 per token (scripts/check_on_policy.py: 4-bit tolerance 0.08)
+    assert len(steps) == 2 and all(e["sampling/sampling_logp_difference/mean"] < 0.08 for e in steps), steps
+    assert json.loads((out / "run.json").read_text())["config"]["model"]["load_in_4bit"] is True
+
+
+@pytest.mark.slow
+def test_the_server_scores_tokens_as_the_policy_does(vllm_server, tmp_path):
+    report_path = tmp_path / "report.json"
+    result = subprocess.run(
+        [sys.executable, "scripts/check_on_policy.py", "--config", SERVER_CONFIG, "--vllm_server_urls",
+         vllm_server.url, "--max_steps", "1", "--output_dir", str(tmp_path / "run"), "--json", str(report_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert report_path.is_file(), result.stderr[-3000:] + vllm_server.log_tail()
+    report = json.loads(report_path.read_text())
+    print(json.dumps(report))
+    assert report["engine"] == "server" and report["precision"] == "fp32" and report["tolerance_mean"] == 1e-3
+    assert report["steps"] == 1 and report["adapter_versions"] == [1, 2]
+    assert report["synced_vs_policy"]["mean"] <= 1e-3, report
+    assert report["stale_vs_policy"]["mean"] > 2e-3, report
+    assert report["ok"] and result.returncode == 0
+
+
+@pytest.mark.slow
+def test_a_server_killed_mid_run_stops_training_and_keeps_completed_checkpoints(tmp_path):
+    if not installed_vllm():
+        pytest.skip("vLLM's CPU build is needed")
+    server = VLLMServerProcess(tmp_path / "server.log")
+    out = tmp_path / "run"
+    try:
+        server.start()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        trainer = subprocess.Popen(
+            [sys.executable, "train/grpo.py", "--config", SERVER_CONFIG, "--vllm_server_urls", server.url,
+             "--max_steps", "6", "--save_steps", "1", "--output_dir", str(out), "--max_completion_length", "32",
+             "--dataset_size", "32", "--vllm_server_retries", "1"],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 1800
+        while not (out / "checkpoint-1" / "run.json").is_file() and trainer.poll() is None:
+            assert time.monotonic() < deadline, "no checkpoint-1 within 30 min"
+            time.sleep(1)
+        server.stop()  # the whole process group, mid-run
+        stdout, stderr = trainer.communicate(timeout=900)
+    finally:
+        server.stop()
+    assert trainer.returncode == 3, stderr[-3000:]
+    assert f"error: vLLM server {server.url}" in stderr, stderr[-3000:]
+    assert not (out / "run.json").exists()  # the run did not finish, and does not pretend to
+    from safetensors.torch import load_file
+
+    completed = sorted(out.glob("checkpoint-*"))
+    assert completed and completed[0].name == "checkpoint-1"
+    for checkpoint in completed:  # every checkpoint written before the failure is complete and loads
+        assert load_file(str(checkpoint / "adapter_model.safetensors"))
+        state = json.loads((checkpoint / "trainer_state.json").read_text())
+        assert json.loads((checkpoint / "run.json").read_text())["global_step"] == state["global_step"]

@@ -1,0 +1,142 @@
+"""GRPOTrainer that hands every scored generation batch to a RolloutRecorder.
+
+TRL keeps the last batch's prompts, completions, per-function rewards and advantages in
+``self._logs`` (for its completions table); we read them right after
+``_generate_and_score_completions`` and add ids, targets, lengths and truncation.
+"""
+
+from __future__ import annotations
+
+import torch
+from accelerate.utils import gather_object
+from transformers import TrainerCallback
+from trl import GRPOTrainer
+
+from train.artifacts.rollout_log import RolloutRecorder, rollouts_from_batch
+
+
+class RecordingGRPOTrainer(GRPOTrainer):
+    def __init__(
+        self,
+        *args,
+        rollout_recorder: RolloutRecorder | None = None,
+        reward_names: list[str],
+        engine_settings=None,
+        server_settings=None,
+        **kwargs,
+    ):
+        """vLLM rollouts with adapter-only sync: ``engine_settings`` (train.engines.colocated.EngineSettings) colocated,
+        ``server_settings`` (train.engines.server.ServerSettings) from vLLM servers; neither: TRL's own generation."""
+        if engine_settings is None and server_settings is None:
+            super().__init__(*args, **kwargs)
+        else:
+            from train.engines.colocated import adapter_generation
+
+            engine_class = None
+            if server_settings is not None:
+                from train.engines.server import ServerAdapterGeneration
+
+                engine_class = ServerAdapterGeneration
+            with adapter_generation(server_settings or engine_settings, engine_class):
+                super().__init__(*args, **kwargs)
+        self.rollout_recorder = rollout_recorder
+        # TRL names rewards after the function (format_reward); logs use the config's names (format)
+        self._reward_names = dict(zip(self.reward_func_names, reward_names))
+
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
+        """Load the checkpoint, keeping every trainable parameter in the dtype the fresh run trains in.
+
+        TRL casts a QLoRA adapter to bf16 when it builds the trainer, but transformers resumes a
+        PEFT model with ``load_adapter(...)``, whose default ``autocast_adapter_dtype=True`` re-creates
+        the adapter in fp32: a resumed run trained a different (fp32) adapter, with fp32 optimizer state
+        (checkpoint adapter 9.8 MB before the resume, 19.6 MB after). Casting back is exact (the saved
+        weights are bf16) and happens before the optimizer is built and its state loaded.
+        """
+        dtypes = {name: p.dtype for name, p in (model or self.model).named_parameters() if p.requires_grad}
+        super()._load_from_checkpoint(resume_from_checkpoint, model)
+        for name, param in (model or self.model).named_parameters():
+            if name in dtypes and param.dtype != dtypes[name]:
+                param.data = param.data.to(dtypes[name])
+
+    def rollout_engine_state(self) -> dict | None:
+        """run.json's ``rollout_engine``: the vLLM engine's mode, servers and current adapter (None without vLLM)."""
+        engine = getattr(self, "vllm_generation", None)
+        state = getattr(engine, "manifest_state", None)
+        return state() if state is not None else None
+
+    def create_model_card(self, *args, **kwargs):
+        """Skip TRL's card: for a local base it reads "fine-tuned version of [None](https://huggingface.co/None)".
+
+        train/artifacts/manifest.py writes README.md from run.json (base model included) at every save and at the end.
+        """
+
+    def _generate_and_score_completions(self, inputs):
+        output = super()._generate_and_score_completions(inputs)
+        if self.rollout_recorder is not None and self.model.training:
+            self._record(inputs, output)
+        return output
+
+    def _record(self, inputs: list[dict], output: dict) -> None:
+        completion_ids = output["completion_ids"]
+        eos = torch.tensor(self.eos_token_ids, device=completion_ids.device)
+        terminated = torch.isin(completion_ids, eos).any(dim=1).tolist()
+        lengths = output["completion_mask"].sum(dim=1).tolist()
+        # collective calls: every process takes part, only the main one writes
+        ids = gather_object([row.get("id", f"row-{i}") for i, row in enumerate(inputs)])
+        # the reference a rollout log's target holds: the math answer, or a code problem's test spec
+        answers = gather_object([row.get("answer", row.get("tests", "")) for row in inputs])
+        lengths, terminated = gather_object(lengths), gather_object(terminated)
+        if not self.accelerator.is_main_process:
+            return
+        # which adapter version generated this batch (vLLM engines; TRL syncs before it generates)
+        engine = getattr(self, "vllm_generation", None)
+        adapter = getattr(engine, "rollout_adapter", None)
+        n = len(ids)
+        logs = self._logs
+        rollouts = rollouts_from_batch(
+            ids=ids,
+            answers=answers,
+            prompts=list(logs["prompt"])[-n:],
+            completions=list(logs["completion"])[-n:],
+            rewards={self._reward_names.get(k, k): list(v)[-n:] for k, v in logs["rewards"].items()},
+            advantages=list(logs["advantages"])[-n:],
+            lengths=lengths,
+            max_completion_length=self.args.max_completion_length,
+            terminated=terminated,
+            num_generations=self.num_generations,
+            step=self.state.global_step + 1,
+            extra={"adapter": adapter} if adapter else None,
+        )
+        self.rollout_recorder.add(rollouts)
+
+
+class RolloutFlushCallback(TrainerCallback):
+    """Writes the buffered rollouts whenever a checkpoint is saved, and at the end of training."""
+
+    def __init__(self, recorder: RolloutRecorder) -> None:
+        self.recorder = recorder
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self.recorder.flush()
+        return control
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self.recorder.flush()
+        return control
+
+
+class RunSpanCallback(TrainerCallback):
+    """Remembers the step this process started training at (0, or the resumed checkpoint's step).
+
+    After a resume the trainer's state and log history hold the whole run; the summary of what this
+    process did (steps, seconds per step) needs the difference.
+    """
+
+    def __init__(self) -> None:
+        self.first_step: int | None = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.first_step = state.global_step  # called after a checkpoint's state is loaded
+        return control
