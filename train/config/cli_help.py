@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from train.config import ScriptArguments
+from train.config.arguments import ScriptArguments
 
 # the TRL keys (GRPOConfig / ModelConfig) a run usually sets, with one line each
 COMMON_TRL_KEYS = {
@@ -70,7 +70,7 @@ def project_help(config: str | None = None) -> str:
         f"  {'':<30s} configs/cpu-smollm2-code.yaml, configs/qwen2.5-1.5b-*.yaml (GPU)",
         f"  {'--help-all':<30s} every key TRL accepts (GRPOConfig, ModelConfig; long)",
         "",
-        "data, rewards and prompt (train/config/):",
+        "data, rewards and prompt (train/config/arguments.py):",
     ]
     for f in dataclasses.fields(ScriptArguments):
         value = values.get(f.name, _default(f))

