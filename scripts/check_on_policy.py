@@ -56,15 +56,8 @@ def precision_key(model_args) -> str:
     return "fp32" if model_args.dtype in ("float32", None, "auto") else "bf16"
 
 
-def _sync_seconds(engine) -> list[float]:
-    record = getattr(engine, "sync_record", None) or engine.sync_stats  # server engine / colocated engine
-    return record.seconds
-
-
 def run(argv: list[str]) -> dict:
     from train.config import parse_config
-    from train.engines.colocated import AdapterSyncGeneration
-    from train.engines.server import ServerAdapterGeneration
     from train.grpo import build_trainer
 
     argv = list(argv)
@@ -72,9 +65,16 @@ def run(argv: list[str]) -> dict:
         argv += ["--output_dir", tempfile.mkdtemp(prefix="on-policy-")]
     script_args, training_args, model_args = parse_config(argv + ["--log_rollouts", "false", "--save_strategy", "no"])
     trainer, _, _ = build_trainer(script_args, training_args, model_args)
-    engine = trainer.vllm_generation
-    if not isinstance(engine, (AdapterSyncGeneration, ServerAdapterGeneration)):
+    engine = trainer.rollout_engine
+    if engine is None:
         raise SystemExit("this config does not use the adapter engine (needs use_vllm: true and use_peft: true)")
+    try:
+        return _check(trainer, engine, model_args)
+    finally:
+        trainer.close_rollout_engine()
+
+
+def _check(trainer, engine, model_args) -> dict:
     trainer.train()
     tokenizer = trainer.processing_class
     prompt = trainer.train_dataset[0]["prompt"]
@@ -96,11 +96,10 @@ def run(argv: list[str]) -> dict:
         "synced_vs_policy": gap(synced, policy),
         "stale_vs_policy": gap(stale, policy),
         "adapter_versions": [stale_version, engine.adapter_version],
-        "sync_ms": [round(1000 * s, 1) for s in _sync_seconds(engine)],
-        "engine": "server" if isinstance(engine, ServerAdapterGeneration) else "colocate",
+        "sync_ms": [round(1000 * s, 1) for s in engine.sync_record.seconds],
+        "engine": engine.engine.value,
     }
     report["ok"] = report["synced_vs_policy"]["mean"] <= tolerance and report["stale_vs_policy"]["mean"] > tolerance
-    engine.close()
     return report
 
 

@@ -80,6 +80,16 @@ def cpu_model():
     return MODEL
 
 
+@pytest.fixture(scope="module")
+def tiny_policy():
+    """A 1-layer Llama with a LoRA adapter on q_proj: peft's real save_pretrained, in milliseconds."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2)
+    return get_peft_model(LlamaForCausalLM(config), LoraConfig(r=2, target_modules=["q_proj"]))
+
+
 SANDBOX_DOCTESTS = {"rewards.code.code_rewards.code_tests"}  # doctests that run real sandboxes
 
 

@@ -1,6 +1,8 @@
-"""Tiny real GRPO runs on the CPU model: the config the integration tests train with, and a reward with variance."""
+"""Tiny real GRPO runs on the CPU model (the config the integration tests train with, a reward with variance),
+and what an adapter engine needs to be built without vLLM or a process group."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import rewards
 from tests.helpers import CPU_CONFIG
@@ -21,3 +23,9 @@ def tiny_run(output_dir: Path, *extra: str):
         + ["--reward_weights", "1.0", "0.0", "0.0", "--temperature", "1.0", *extra]
     )
     return main(script_args, training_args, model_args)
+
+
+def fake_accelerator(main: bool = True) -> SimpleNamespace:
+    """What TRL's VLLMGeneration and the adapter engines read from an Accelerator: one process, no ZeRO, no FSDP."""
+    state = SimpleNamespace(deepspeed_plugin=None, fsdp_plugin=None)
+    return SimpleNamespace(state=state, process_index=0, is_main_process=main, wait_for_everyone=lambda: None)

@@ -8,11 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
 
-import train.engines.colocated as engine_module
 from tests.helpers import REPO
+from train.engines import colocated
 
 CPU_CONFIG = str(REPO / "configs" / "cpu-smollm2.yaml")
 CPU_VLLM_CONFIG = str(REPO / "configs" / "cpu-smollm2-vllm.yaml")
@@ -23,50 +26,39 @@ def run(*argv: str, timeout: int = 900) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def test_the_trl_seams_the_engine_relies_on_are_still_there():
-    """If a TRL upgrade moves these, this fails here rather than as wrong rollouts in a run."""
-    import inspect
-
-    from trl.generation.vllm_generation import VLLMGeneration
-    from trl.trainer import grpo_trainer
-
-    assert grpo_trainer.VLLMGeneration is VLLMGeneration
-    assert callable(VLLMGeneration._init_vllm) and callable(VLLMGeneration.sync_weights)
-    assert list(inspect.signature(VLLMGeneration.generate).parameters) == [
-        "self",
-        "prompts",
-        "images",
-        "num_generations",
-        "profiler",
-    ]
-    source = inspect.getsource(VLLMGeneration.generate)
-    assert "self.llm.generate(" in source and "self.sync_weights()" in source  # what _AdapterLLM intercepts
-    init = inspect.getsource(grpo_trainer.GRPOTrainer.__init__)
-    assert "self.vllm_generation = VLLMGeneration(" in init
-
-
-def test_the_swap_of_trls_generation_class_is_undone_even_on_error():
-    from trl.generation.vllm_generation import VLLMGeneration
-    from trl.trainer import grpo_trainer
-
-    settings = engine_module.EngineSettings(base_model="m", quantization=None, dtype="float32", max_lora_rank=8)
-    with pytest.raises(RuntimeError, match="boom"), engine_module.adapter_generation(settings):
-        assert grpo_trainer.VLLMGeneration is not VLLMGeneration
-        raise RuntimeError("boom")
-    assert grpo_trainer.VLLMGeneration is VLLMGeneration
+def adapter_dirs(pid: int) -> set[Path]:
+    """The colocated engine's adapter directories made by process ``pid`` (train/engines/colocated.py names
+    them ``verigrpo-adapter-<pid>-*``, in /dev/shm when it is writable)."""
+    root = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else Path(tempfile.gettempdir())
+    return set(root.glob(f"{colocated.ADAPTER_DIR_PREFIX}{pid}-*"))
 
 
 @pytest.mark.usefixtures("needs_vllm")
-def test_the_cpu_default_trains_with_vllm_rollouts(tmp_path):
-    """The README's command: the CPU default config with --use_vllm true, 2 real steps."""
+def test_the_cpu_default_trains_with_vllm_rollouts_and_leaves_no_adapter_files(tmp_path):
+    """The README's command: the CPU default config with --use_vllm true, 2 real steps. The engine's adapter
+    directory exists while the run trains and is gone when it ends."""
     out = tmp_path / "run"
-    result = run(
+    argv = [
         "train/grpo.py", "--config", CPU_CONFIG, "--use_vllm", "true", "--max_steps", "2",
         "--output_dir", str(out), "--save_steps", "1", "--max_completion_length", "32",
         "--dataset_size", "16", "--per_device_train_batch_size", "4", "--temperature", "1.0",
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "[verigrpo] 2 steps" in result.stdout
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with open(tmp_path / "stdout", "w") as stdout, open(tmp_path / "stderr", "w") as stderr:
+        process = subprocess.Popen([sys.executable, *argv], cwd=REPO, stdout=stdout, stderr=stderr, env=env)
+        seen: set[Path] = set()
+        try:
+            while process.poll() is None:
+                seen |= adapter_dirs(process.pid)
+                time.sleep(0.5)
+        finally:
+            process.kill()
+            process.wait()
+    stdout, stderr = (tmp_path / "stdout").read_text(), (tmp_path / "stderr").read_text()
+    assert process.returncode == 0, stderr[-3000:]
+    assert "[verigrpo] 2 steps" in stdout
+    assert seen, "the engine never made its adapter directory (or this test no longer finds it)"
+    assert adapter_dirs(process.pid) == set(), "the adapter directory outlived the run"
     history = json.loads((out / "log_history.json").read_text())
     steps = [e for e in history if "grad_norm" in e]
     assert len(steps) == 2

@@ -1,49 +1,42 @@
-"""GRPOTrainer that hands every scored generation batch to a RolloutRecorder.
+"""GRPOTrainer that hands every scored generation batch to a RolloutRecorder, and owns its rollout engine.
 
-TRL keeps the last batch's prompts, completions, per-function rewards and advantages in
-``self._logs`` (for its completions table); we read them right after
-``_generate_and_score_completions`` and add ids, targets, lengths and truncation.
+TRL keeps the last batch's prompts, completions, per-function rewards and advantages (for its
+completions table); right after each batch is scored we read them (``batch_logs``, through
+``train/trl_seams.py``) and add ids, targets, lengths and truncation.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager, nullcontext
+
 import torch
 from accelerate.utils import gather_object
 from transformers import TrainerCallback
-from trl import GRPOTrainer
 
 from train.artifacts.rollout_log import RolloutRecorder, rollouts_from_batch
+from train.engines.base import AdapterEngine
+from train.trl_seams import SeamedGRPOTrainer, generation_class
 
 
-class RecordingGRPOTrainer(GRPOTrainer):
+class RecordingGRPOTrainer(SeamedGRPOTrainer):
     def __init__(
         self,
         *args,
         rollout_recorder: RolloutRecorder | None = None,
         reward_names: list[str],
-        engine_settings=None,
-        server_settings=None,
+        engine_factory=None,
         **kwargs,
     ):
-        """vLLM rollouts with adapter-only sync: ``engine_settings`` (train.engines.colocated.EngineSettings) colocated,
-        ``server_settings`` (train.engines.server.ServerSettings) from vLLM servers; neither: TRL's own generation."""
-        if engine_settings is None and server_settings is None:
+        """``engine_factory`` (``train.engines.selection.engine_factory``): the adapter engine TRL's vLLM
+        generation object is built as; None: TRL's own generation."""
+        with generation_class(engine_factory) if engine_factory is not None else nullcontext():
             super().__init__(*args, **kwargs)
-        else:
-            from train.engines.colocated import adapter_generation
-
-            engine_class = None
-            if server_settings is not None:
-                from train.engines.server import ServerAdapterGeneration
-
-                engine_class = ServerAdapterGeneration
-            with adapter_generation(server_settings or engine_settings, engine_class):
-                super().__init__(*args, **kwargs)
         self.rollout_recorder = rollout_recorder
         # TRL names rewards after the function (format_reward); logs use the config's names (format)
         self._reward_names = dict(zip(self.reward_func_names, reward_names))
 
-    def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
+    @contextmanager
+    def loading_checkpoint(self, model):
         """Load the checkpoint, keeping every trainable parameter in the dtype the fresh run trains in.
 
         TRL casts a QLoRA adapter to bf16 when it builds the trainer, but transformers resumes a
@@ -52,17 +45,26 @@ class RecordingGRPOTrainer(GRPOTrainer):
         (checkpoint adapter 9.8 MB before the resume, 19.6 MB after). Casting back is exact (the saved
         weights are bf16) and happens before the optimizer is built and its state loaded.
         """
-        dtypes = {name: p.dtype for name, p in (model or self.model).named_parameters() if p.requires_grad}
-        super()._load_from_checkpoint(resume_from_checkpoint, model)
-        for name, param in (model or self.model).named_parameters():
+        dtypes = {name: p.dtype for name, p in model.named_parameters() if p.requires_grad}
+        yield
+        for name, param in model.named_parameters():
             if name in dtypes and param.dtype != dtypes[name]:
                 param.data = param.data.to(dtypes[name])
 
-    def rollout_engine_state(self) -> dict | None:
-        """run.json's ``rollout_engine``: the vLLM engine's mode, servers and current adapter (None without vLLM)."""
+    @property
+    def rollout_engine(self) -> AdapterEngine | None:
+        """The adapter engine generating this run's rollouts (None: TRL's own generation)."""
         engine = getattr(self, "vllm_generation", None)
-        state = getattr(engine, "manifest_state", None)
-        return state() if state is not None else None
+        return engine if isinstance(engine, AdapterEngine) else None
+
+    def rollout_engine_state(self) -> dict | None:
+        """run.json's ``rollout_engine``: the engine's mode, servers and current adapter (None without one)."""
+        return self.rollout_engine.manifest_state() if self.rollout_engine is not None else None
+
+    def close_rollout_engine(self) -> None:
+        """Remove the engine's adapter files and release its servers; the one end-of-run path (idempotent)."""
+        if self.rollout_engine is not None:
+            self.rollout_engine.close()
 
     def create_model_card(self, *args, **kwargs):
         """Skip TRL's card: for a local base it reads "fine-tuned version of [None](https://huggingface.co/None)".
@@ -70,11 +72,9 @@ class RecordingGRPOTrainer(GRPOTrainer):
         train/artifacts/manifest.py writes README.md from run.json (base model included) at every save and at the end.
         """
 
-    def _generate_and_score_completions(self, inputs):
-        output = super()._generate_and_score_completions(inputs)
+    def on_batch_scored(self, inputs: list[dict], output: dict) -> None:
         if self.rollout_recorder is not None and self.model.training:
             self._record(inputs, output)
-        return output
 
     def _record(self, inputs: list[dict], output: dict) -> None:
         completion_ids = output["completion_ids"]
@@ -88,11 +88,10 @@ class RecordingGRPOTrainer(GRPOTrainer):
         lengths, terminated = gather_object(lengths), gather_object(terminated)
         if not self.accelerator.is_main_process:
             return
-        # which adapter version generated this batch (vLLM engines; TRL syncs before it generates)
-        engine = getattr(self, "vllm_generation", None)
-        adapter = getattr(engine, "rollout_adapter", None)
+        # which adapter version generated this batch (adapter engines; TRL syncs before it generates)
+        adapter = self.rollout_engine.rollout_adapter if self.rollout_engine is not None else None
         n = len(ids)
-        logs = self._logs
+        logs = self.batch_logs()
         rollouts = rollouts_from_batch(
             ids=ids,
             answers=answers,

@@ -11,26 +11,23 @@ serving the old weights), and every generate call passes that ``LoRARequest``. T
 merged, re-quantized or pushed. TRL still computes advantages, the loss and its importance-sampling
 correction from the logprobs vLLM returns (``logprobs_mode="processed_logprobs"``, as TRL sets).
 
-TRL seams this relies on (trl 1.16.0; ``tests/integration/test_adapter_engine.py`` checks each):
-- ``trl.generation.vllm_generation.VLLMGeneration``: subclassed; its ``_init_vllm`` and
-  ``sync_weights`` are replaced, its ``generate`` is used unchanged through ``self.llm``.
-- ``trl.trainer.grpo_trainer.VLLMGeneration``: the name ``GRPOTrainer.__init__`` constructs;
-  ``train/artifacts/recording_trainer.py`` points it at this class for the duration of ``__init__`` only.
+TRL's public contract this relies on (trl 1.16.0; tests/train/test_trl_seams.py checks it): ``generate``
+calls ``self.llm.generate(...)`` and ``self.sync_weights()``; ``GRPOTrainer.__init__`` builds the object
+as ``VLLMGeneration(...)`` (swapped in through ``train.trl_seams.generation_class``). What is shared with
+the server engine (saving, naming, run.json, cleanup) is ``train/engines/base.py``.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
-import time
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass
 from pathlib import Path
 
-from trl.generation.vllm_generation import VLLMGeneration
 from trl.trainer.utils import ensure_master_addr_port
+
+from train.engines.base import AdapterEngine
+from train.engines.selection import Engine
 
 
 @dataclass(frozen=True)
@@ -45,18 +42,14 @@ class EngineSettings:
     seed: int = 0
 
 
-@dataclass
-class SyncStats:
-    """Adapter syncs so far and their cost, for the benchmark and the logs."""
-
-    syncs: int = 0
-    seconds: list[float] = field(default_factory=list)
+ADAPTER_DIR_PREFIX = "verigrpo-adapter-"
 
 
 def _ram_backed_dir() -> str:
-    """A fresh directory for adapter files, in /dev/shm when it exists (no disk writes per step)."""
+    """A fresh directory for adapter files, in /dev/shm when it exists (no disk writes per step), named after
+    this process (``verigrpo-adapter-<pid>-...``) so a leftover can be traced to the run that made it."""
     root = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    return tempfile.mkdtemp(prefix="verigrpo-adapter-", dir=root)
+    return tempfile.mkdtemp(prefix=f"{ADAPTER_DIR_PREFIX}{os.getpid()}-", dir=root)
 
 
 class _AdapterLLM:
@@ -86,18 +79,18 @@ class _AdapterLLM:
         return getattr(self._llm, name)
 
 
-class AdapterSyncGeneration(VLLMGeneration):
+class AdapterSyncGeneration(AdapterEngine):
     """TRL's colocated vLLM generation with adapter-only weight sync (see the module docstring)."""
 
-    def __init__(self, *args, settings: EngineSettings, **kwargs) -> None:
-        self.settings = settings
-        self.lora_request = None
-        self.adapter_version = 0
-        self.sync_stats = SyncStats()
-        self._adapter_root = Path(settings.adapter_root or _ram_backed_dir())
-        super().__init__(*args, **kwargs)
+    engine = Engine.COLOCATED
 
-    def _init_vllm(self) -> None:
+    def __init__(self, *args, settings: EngineSettings, **kwargs) -> None:
+        self.lora_request = None
+        owns = settings.adapter_root is None  # a temporary directory of its own, removed by close()
+        adapter_dir = settings.adapter_root or _ram_backed_dir()
+        super().__init__(*args, settings=settings, adapter_dir=adapter_dir, owns_adapter_dir=owns, **kwargs)
+
+    def start_engine(self) -> None:
         from vllm import LLM
 
         if self.mode != "colocate":
@@ -135,43 +128,25 @@ class AdapterSyncGeneration(VLLMGeneration):
         self.llm = _AdapterLLM(llm, self)
         if self.enable_sleep_mode:
             self.llm.sleep()
-        self._llm_weights_sleeping = False  # level-1 sleep keeps the base: TRL must never re-push it
+        self.mark_weights_resident()  # level-1 sleep keeps the base: TRL must never re-push it
         accelerator.wait_for_everyone()
 
-    def sync_weights(self) -> None:
-        """Save the policy's adapter and load it into vLLM under a new id; the base is not touched."""
-        start = time.perf_counter()
-        model = self.model
-        adapter_params = [p for name, p in model.named_parameters() if "lora_" in name]
-        version = self.adapter_version + 1
-        path = self._adapter_root / f"v{version:06d}-rank{self.accelerator.process_index}"
-        with self._dist.gather_params(adapter_params):
-            model.save_pretrained(str(path), safe_serialization=True)
+    def adapter_name(self, version: int) -> str:
+        return f"policy-v{version}"
+
+    def adapter_path(self, name: str, version: int) -> Path:
+        return self.adapter_dir / f"v{version:06d}-rank{self.accelerator.process_index}"
+
+    def load_adapter(self, name: str, version: int, path: Path) -> None:
+        """Load under a new integer id (vLLM caches adapters by id: the same id would keep serving old weights)."""
         from vllm.lora.request import LoRARequest
 
-        request = LoRARequest(f"policy-v{version}", version, str(path))
-        self.llm.llm_engine.add_lora(request)  # load now: a broken adapter fails here, not mid-generation
-        previous = self.lora_request
-        self.lora_request, self.adapter_version = request, version
+        request = LoRARequest(name, version, str(path))
+        self.llm.llm_engine.add_lora(request)
+        previous, self.lora_request = self.lora_request, request
         if previous is not None:
             self.llm.llm_engine.remove_lora(previous.lora_int_id)
-            shutil.rmtree(previous.lora_path, ignore_errors=True)
         self.llm.reset_prefix_cache()
-        self.sync_stats.syncs += 1
-        self.sync_stats.seconds.append(time.perf_counter() - start)
-
-    @property
-    def rollout_adapter(self) -> str | None:
-        """The adapter the next (and the last) rollouts are generated with, as rollout logs record it."""
-        return self.lora_request.lora_name if self.lora_request is not None else None
-
-    def manifest_state(self) -> dict:
-        """What run.json records about the rollout engine."""
-        return {
-            "mode": "colocate",
-            "adapter_versions_loaded": self.sync_stats.syncs,
-            "rollout_adapter": self.rollout_adapter,
-        }
 
     def prompt_logprobs(self, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:
         """Per-token logprobs of ``completion_ids`` after ``prompt_ids`` under the loaded adapter.
@@ -185,34 +160,6 @@ class AdapterSyncGeneration(VLLMGeneration):
         (out,) = self.llm.generate([{"prompt_token_ids": ids}], sampling_params=params, use_tqdm=False)
         scored = out.prompt_logprobs[len(prompt_ids) :]
         return [entry[token].logprob for entry, token in zip(scored, completion_ids)]
-
-    def close(self) -> None:
-        """Drop the adapter files (the engine itself goes with the process)."""
-        shutil.rmtree(self._adapter_root, ignore_errors=True)
-
-
-@contextmanager
-def adapter_generation(settings, engine_class: type | None = None):
-    """While ``GRPOTrainer.__init__`` runs, make its vLLM generation object an AdapterSyncGeneration.
-
-    ``GRPOTrainer`` has no argument for its generation backend; it constructs the module-level name
-    ``VLLMGeneration``. This swaps that one name and restores it on exit (the one private seam).
-    ``engine_class`` (default AdapterSyncGeneration) is built with ``settings=settings``; the server
-    engine (``train/engines/server.py``) passes its own class.
-    """
-    from trl.trainer import grpo_trainer
-
-    original = grpo_trainer.VLLMGeneration
-    if original is not VLLMGeneration:
-        raise RuntimeError(
-            "trl.trainer.grpo_trainer.VLLMGeneration is not trl.generation.vllm_generation.VLLMGeneration: "
-            "this TRL version builds its vLLM backend differently; train/engines/colocated.py needs updating."
-        )
-    grpo_trainer.VLLMGeneration = partial(engine_class or AdapterSyncGeneration, settings=settings)
-    try:
-        yield
-    finally:
-        grpo_trainer.VLLMGeneration = original
 
 
 def engine_settings(model_args, training_args) -> EngineSettings:

@@ -18,34 +18,28 @@ are retried ``retries`` times with a short back-off, nothing else is (a generati
 timed out may still be running). Since each step's adapter has its own name and a server that lost it
 answers 404, a rollout can never silently come from a stale adapter.
 
-TRL seams this relies on (trl 1.16.0; ``tests/train/engines/test_server_engine.py`` checks each):
-- ``trl.generation.vllm_generation.VLLMGeneration``: subclassed; ``_init_vllm`` and ``sync_weights`` are
-  replaced; its server-mode ``generate`` is used unchanged: it gathers the prompts, calls
-  ``self.vllm_client.generate(prompts=..., features=..., n=..., repetition_penalty=..., temperature=...,
-  top_p=..., top_k=..., min_p=..., max_tokens=..., logprobs=..., structured_outputs_regex=...,
-  generation_kwargs=...)`` on the main process only and broadcasts the dict it returns (``prompt_ids``,
-  ``completion_ids``, ``logprobs``, ``logprob_token_ids``).
-- ``GRPOTrainer.__init__`` calls ``self.vllm_generation.vllm_client.get_server_info()["model_config"]
-  ["logprobs_mode"]`` on the main process in server mode (``ServerPool.get_server_info``).
-- ``trl.trainer.grpo_trainer.VLLMGeneration``: the name swapped while ``GRPOTrainer.__init__`` runs
-  (``train.engines.colocated.adapter_generation``).
+TRL's public contract this relies on (trl 1.16.0; tests/train/test_trl_seams.py checks it): the
+server-mode ``generate`` of ``VLLMGeneration`` is used unchanged: it gathers the prompts, calls
+``self.vllm_client.generate(prompts=..., features=..., n=..., repetition_penalty=..., temperature=...,
+top_p=..., top_k=..., min_p=..., max_tokens=..., logprobs=..., structured_outputs_regex=...,
+generation_kwargs=...)`` on the main process only and broadcasts the dict it returns (``prompt_ids``,
+``completion_ids``, ``logprobs``, ``logprob_token_ids``); ``GRPOTrainer.__init__`` calls
+``self.vllm_generation.vllm_client.get_server_info()["model_config"]["logprobs_mode"]`` on the main
+process in server mode (``ServerPool.get_server_info``). What is shared with the colocated engine
+(saving, naming, run.json, cleanup) is ``train/engines/base.py``.
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
-import time
 from pathlib import Path
 
-from trl.generation.vllm_generation import VLLMGeneration
-
-from train.engines.vllm_server_api import (  # noqa: F401 - re-exported: the engine's public names
-    SERVER_FLAGS,
+from train.engines.base import AdapterEngine
+from train.engines.selection import Engine
+from train.engines.vllm_server_api import (
     ServerError,
     ServerPool,
     ServerSettings,
-    SyncRecord,
     adapter_name,
     new_run_tag,
     normalize_url,
@@ -54,94 +48,74 @@ from train.engines.vllm_server_api import (  # noqa: F401 - re-exported: the eng
 logger = logging.getLogger(__name__)
 
 
-class ServerAdapterGeneration(VLLMGeneration):
+class ServerAdapterGeneration(AdapterEngine):
     """TRL's server-mode vLLM generation with adapter-only sync to vLLM's OpenAI servers (module docstring)."""
 
-    def __init__(self, *args, settings: ServerSettings, **kwargs) -> None:
-        self.settings = settings
-        self.run_tag = new_run_tag()
-        self.sync_record = SyncRecord()
-        self._adapter_dir = Path(settings.adapter_dir)
-        self._current_path: Path | None = None
-        self._rollout_adapter: str | None = None
-        self.vllm_client: ServerPool | None = None
-        super().__init__(*args, **kwargs)
+    engine = Engine.SERVER
 
-    def _init_vllm(self) -> None:
+    def __init__(self, *args, settings: ServerSettings, **kwargs) -> None:
+        self.run_tag = new_run_tag()
+        self.vllm_client: ServerPool | None = None
+        # the directory is shared (other runs, other nodes): only this run's current adapter is removed at the end
+        super().__init__(*args, settings=settings, adapter_dir=settings.adapter_dir, owns_adapter_dir=False, **kwargs)
+
+    def start_engine(self) -> None:
         if self.mode != "server":
             raise ValueError("the server engine needs vllm_mode: server")
         if self.accelerator.is_main_process:
-            pool = ServerPool(self.settings)
-            try:
-                pool.wait_until_ready(self.server_timeout)
-            except ServerError:
-                pool.close()
-                raise
-            self.vllm_client = pool
-            _warn_on_other_base(self.settings.base_model, pool.served_models)
+            self.vllm_client = connect(self.settings, self.server_timeout)
+            _warn_on_other_base(self.settings.base_model, self.vllm_client.served_models)
         self.accelerator.wait_for_everyone()
 
+    def adapter_name(self, version: int) -> str:
+        return adapter_name(self.run_tag, version)  # unique per run and per sync: a server never serves a stale one
+
+    def adapter_path(self, name: str, version: int) -> Path:
+        return self.adapter_dir / name
+
     @property
-    def rollout_adapter(self) -> str | None:
-        """The adapter the servers generate with now, or last did once the run ended (main process; None elsewhere)."""
-        return self._rollout_adapter
+    def saves_here(self) -> bool:
+        return self.accelerator.is_main_process  # the servers load it; one copy is enough
 
-    def sync_weights(self) -> None:
-        """Save the adapter where the servers read it and load it on each under a new name (main process)."""
-        start = time.perf_counter()
-        model = self.model
-        adapter_params = [p for name, p in model.named_parameters() if "lora_" in name]
-        version = len(self.sync_record.loaded) + 1  # TRL syncs once per optimizer step (and before the first)
-        name = adapter_name(self.run_tag, version)
-        path = self._adapter_dir / name
-        with self._dist.gather_params(adapter_params):  # a collective under ZeRO-3: every process takes part
-            if self.accelerator.is_main_process:
-                model.save_pretrained(str(path), safe_serialization=True)
-        if self.accelerator.is_main_process:
-            self.vllm_client.load(name, str(path.resolve()))
-            self._rollout_adapter = name
-            if self._current_path is not None:
-                shutil.rmtree(self._current_path, ignore_errors=True)
-            self._current_path = path
-        self.sync_record.loaded.append(name)
-        self.sync_record.seconds.append(time.perf_counter() - start)
+    def load_adapter(self, name: str, version: int, path: Path) -> None:
+        self.vllm_client.load(name, str(path.resolve()))  # on every server; then the previous one is unloaded
 
-    def manifest_state(self) -> dict:
-        """What run.json records about the rollout engine (the adapter the last rollouts came from)."""
+    def engine_facts(self) -> dict:
         return {
-            "mode": "server",
             "servers": [normalize_url(u) for u in self.settings.urls],
             "served_models": self.vllm_client.served_models if self.vllm_client else None,
-            "adapter_dir": str(self._adapter_dir),
+            "adapter_dir": str(self.adapter_dir),
             "run_tag": self.run_tag,
-            "adapter_versions_loaded": len(self.sync_record.loaded),
-            # the adapter the latest rollouts were generated with (at a checkpoint: the policy before its last step)
-            "rollout_adapter": self.rollout_adapter,
         }
-
-    @property
-    def adapter_version(self) -> int:
-        """Adapter versions loaded so far (the current one's number)."""
-        return len(self.sync_record.loaded)
 
     def prompt_logprobs(self, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:
         """Per-token logprobs under the adapter the servers serve now (the on-policy check; main process)."""
         return self.vllm_client.prompt_logprobs(prompt_ids, completion_ids)
 
-    def close(self) -> None:
-        """Unload this run's last adapter from the servers (they outlive the run), drop its files and connections.
+    def release(self) -> None:
+        """Unload this run's last adapter from the servers (they outlive the run) and close the connections.
 
-        Called when training ends, also after a failure: a server that cannot unload is then a warning,
-        so the error that stopped the run stays the one reported.
+        Also after a failure: a server that cannot unload is then a warning, so the error that stopped the
+        run stays the one reported.
         """
-        if self.vllm_client is not None:
-            try:
-                self.vllm_client.unload_current()
-            except ServerError as exc:
-                logger.warning("could not unload the last adapter: %s", exc)
-            self.vllm_client.close()
-        if self._current_path is not None:
-            shutil.rmtree(self._current_path, ignore_errors=True)
+        if self.vllm_client is None:
+            return
+        try:
+            self.vllm_client.unload_current()
+        except ServerError as exc:
+            logger.warning("could not unload the last adapter: %s", exc)
+        self.vllm_client.close()
+
+
+def connect(settings: ServerSettings, timeout: float) -> ServerPool:
+    """A pool of the configured servers once every one lists its models (ServerError naming those that do not)."""
+    pool = ServerPool(settings)
+    try:
+        pool.wait_until_ready(timeout)
+    except ServerError:
+        pool.close()
+        raise
+    return pool
 
 
 def _warn_on_other_base(base_model: str | None, served: dict[str, list[str]]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
@@ -69,14 +69,6 @@ class ServerSettings:
     request_timeout: float = 600.0  # seconds for one request (a generation of a whole batch share)
     retries: int = 3  # extra attempts after a connection failure (never after a timeout or an HTTP error)
     base_model: str | None = None  # recorded, and compared with what each server serves
-
-
-@dataclass
-class SyncRecord:
-    """Adapter versions loaded so far and what each sync cost, for run.json and benchmarks."""
-
-    loaded: list[str] = field(default_factory=list)
-    seconds: list[float] = field(default_factory=list)
 
 
 def completion_payload(

@@ -83,28 +83,6 @@ def test_the_completion_request_asks_for_token_ids_and_logprobs():
         assert request.prompt == [[1, 2], [3]] and request.return_token_ids and request.logprobs == 0
 
 
-def test_the_trl_seams_the_server_engine_relies_on_are_still_there():
-    """If a TRL upgrade moves these, this fails here rather than as wrong rollouts in a run."""
-    import inspect
-
-    from trl.generation.vllm_generation import VLLMGeneration
-    from trl.trainer import grpo_trainer
-
-    assert grpo_trainer.VLLMGeneration is VLLMGeneration
-    generate = inspect.getsource(VLLMGeneration.generate)
-    assert "self.vllm_client.generate(" in generate and "if accelerator.is_main_process:" in generate
-    for key in ("prompt_ids", "completion_ids", "logprobs", "logprob_token_ids"):
-        assert f'"{key}"' in generate or f'get("{key}")' in generate
-    for kw in ("n", "repetition_penalty", "temperature", "top_p", "top_k", "min_p", "max_tokens", "logprobs"):
-        assert f'"{kw}":' in generate  # the sampling dict passed to vllm_client.generate
-    assert "structured_outputs_regex" in generate and "generation_kwargs" in generate
-    init = inspect.getsource(grpo_trainer.GRPOTrainer.__init__)
-    assert 'vllm_client.get_server_info()["model_config"]["logprobs_mode"]' in init
-    assert "self.vllm_generation = VLLMGeneration(" in init
-    training = inspect.getsource(grpo_trainer.GRPOTrainer._generate_single_turn)
-    assert "self.vllm_generation.sync_weights()" in training
-
-
 # ---- stub servers (standard library) ---------------------------------------------------------------
 
 
@@ -278,6 +256,38 @@ def test_a_server_that_lost_the_adapter_is_an_error_not_a_stale_rollout(stubs):
     a.status = 404  # e.g. restarted: vLLM answers 404 for a model name it does not know
     with pytest.raises(ServerError, match=rf"vLLM server {a.url}: generating with run-v1 failed with HTTP 404"):
         pool.generate([[1]], n=1, **SAMPLING)
+
+
+def test_the_server_engine_loads_each_version_and_cleans_up_at_the_end(stubs, tiny_policy, tmp_path):
+    """The engine itself (TRL's generation object, without vLLM): every sync saves the adapter where the servers
+    read it and loads it under a new name; at the end the last one is unloaded and its files are gone, while
+    the shared adapter directory stays."""
+    from tests.helpers.training import fake_accelerator
+    from train.engines.server import ServerAdapterGeneration
+
+    a = stubs()
+    adapters = tmp_path / "vllm-adapters"
+    settings = ServerSettings(urls=(a.url,), adapter_dir=str(adapters), request_timeout=5.0, retries=0)
+    engine = ServerAdapterGeneration(
+        model=tiny_policy, accelerator=fake_accelerator(), processing_class=None, mode="server", settings=settings
+    )
+    engine.sync_weights()
+    engine.sync_weights()
+    first, second = (adapter_name(engine.run_tag, v) for v in (1, 2))
+    posts = [(path, body["lora_name"]) for path, body in a.requests if body]
+    assert posts == [
+        ("/v1/load_lora_adapter", first),
+        ("/v1/load_lora_adapter", second),
+        ("/v1/unload_lora_adapter", first),
+    ]
+    assert [p.name for p in adapters.iterdir()] == [second]
+    state = engine.manifest_state()
+    assert state["mode"] == "server" and state["rollout_adapter"] == second and state["adapter_versions_loaded"] == 2
+    assert state["servers"] == [a.url] and state["served_models"] == {a.url: ["/models/base"]}
+    engine.close()
+    assert a.requests[-1] == ("/v1/unload_lora_adapter", {"lora_name": second})
+    assert adapters.is_dir() and list(adapters.iterdir()) == []
+    assert engine.manifest_state()["rollout_adapter"] == second  # the final run.json still names it
 
 
 # ---- config validation -----------------------------------------------------------------------------
