@@ -24,6 +24,8 @@ from logging import getLogger
 from pathlib import Path
 from typing import Any
 
+from evals.run_manifest import RUN_JSON, RunManifestError, read_run_manifest
+
 logger = getLogger(__name__)
 
 PRECISIONS = ("trained", "full")
@@ -47,25 +49,27 @@ def read_run(run_dir: str | Path) -> dict:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"{run_dir}: no such directory (resolved to {run_dir.resolve()})")
-    manifest = run_dir / "run.json"
-    if not manifest.is_file():
+    try:
+        run = read_run_manifest(run_dir)
+    except RunManifestError as exc:
+        raise CheckpointError(f"{exc}: not a run manifest") from None
+    if run is None:
         saved = _checkpoints(run_dir)
         hint = (
             f"the run has not finished; its newest checkpoint is {saved[-1]}: --model verigrpo/{saved[-1]}"
             if saved
             else "it is not a train/grpo.py output directory; evaluate a plain model with --model hf/<path>"
         )
-        raise CheckpointError(f"{manifest} not found: {hint}")
+        raise CheckpointError(f"{run_dir / RUN_JSON} not found: {hint}")
     if not any((run_dir / name).is_file() for name in _WEIGHTS):
         raise CheckpointError(
             f"{run_dir} has run.json but no adapter_config.json (nor config.json): training did not save here "
             "yet; use one of its checkpoint-N folders"
         )
     try:
-        run = json.loads(manifest.read_text())
         run["config"]["model"]["model_name_or_path"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise CheckpointError(f"{manifest}: not a run manifest with config.model ({exc!r})") from None
+    except (KeyError, TypeError) as exc:
+        raise CheckpointError(f"{run_dir / RUN_JSON}: not a run manifest with config.model ({exc!r})") from None
     return run
 
 

@@ -6,7 +6,6 @@ reward (``rewards.correctness``) calls, so eval accuracy is the quantity trainin
 
 from __future__ import annotations
 
-import json
 import logging
 import warnings
 from functools import lru_cache
@@ -16,6 +15,7 @@ import anyio
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, mean, stderr
 from inspect_ai.solver import TaskState
 
+from evals.run_manifest import read_run_manifest
 from rewards import InvalidReference, Verdict, grade, verifier_id
 from rewards.math.answer_format import THINK_NONE
 
@@ -66,10 +66,9 @@ def checkpoint_verifier_mismatch(model_name: str, think: str = THINK_NONE) -> st
     """A warning when the checkpoint's run.json names a different verifier (or think setting) than the one scoring it now."""
     current = verifier_id(think)
     for directory in _checkpoint_dirs(model_name):
-        run_json = directory / "run.json"
-        if not run_json.is_file():
+        trained = read_run_manifest(directory)
+        if trained is None:
             continue
-        trained = json.loads(run_json.read_text())
         if trained.get("verifier_fingerprint") != current["verifier_fingerprint"]:
             message = (
                 f"{directory} was trained with verifier {trained.get('verifier_fingerprint')} "

@@ -6,9 +6,9 @@ import math
 import pytest
 
 import rewards
+from evals.run_manifest import read_run_manifest
 from tests.helpers import REPO
 from tests.helpers.training import length_parity, tiny_run
-from train.artifacts.manifest import read_manifest
 from train.config import parse_config
 from train.grpo import main
 
@@ -27,7 +27,7 @@ def test_two_real_grpo_steps_learn_and_save(tmp_path, cpu_model, monkeypatch):
         assert (directory / "adapter_model.safetensors").is_file(), directory
         assert (directory / "adapter_config.json").is_file()
         assert (directory / "tokenizer.json").is_file() and (directory / "chat_template.jinja").is_file()
-        manifest = read_manifest(directory)
+        manifest = read_run_manifest(directory)
         assert manifest["verifier_fingerprint"] == rewards.verifier_fingerprint()
         assert manifest["config"]["training"]["max_steps"] == 2
         assert manifest["packages"]["trl"] == "1.16.0"

@@ -1,7 +1,8 @@
 """run.json: what a checkpoint needs to be matched to its config, code and verifier.
 
 Written into the output directory and into every ``checkpoint-N`` folder, next to the adapter
-and tokenizer. ``verifier_fingerprint`` is the same value the eval logs record.
+and tokenizer. ``verifier_fingerprint`` is the same value the eval logs record. It is read back by
+``evals/run_manifest.py`` (the one reader, importable without the trainer).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from evals.run_manifest import RUN_JSON
 from rewards import verifier_id
 
 PACKAGES = ("verigrpo", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "bitsandbytes", "sympy")
@@ -70,7 +72,7 @@ def build_manifest(script_args, training_args, model_args) -> dict:
 
 def write_manifest(manifest: dict, directory: str | Path, step: int | None = None) -> Path:
     """run.json and, next to it, README.md: the model card with the run's facts."""
-    path = Path(directory) / "run.json"
+    path = Path(directory) / RUN_JSON
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({**manifest, "global_step": step}, indent=2, sort_keys=True))
     (path.parent / "README.md").write_text(model_card(manifest, step))
@@ -134,13 +136,9 @@ Everything else is in `run.json` next to this file. Every rollout the policy was
 """
 
 
-def read_manifest(directory: str | Path) -> dict | None:
-    path = Path(directory) / "run.json"
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
 class ManifestCallback(TrainerCallback):
-    """Writes run.json (and the log history, for plotting) into each checkpoint as it is saved.
+    """Writes run.json and the model card (README.md) into each checkpoint as it is saved (the checkpoint's log
+    history is the Trainer's own trainer_state.json; the output directory's log_history.json is written at the end).
 
     ``live`` (set once the trainer exists) returns facts that change during the run, merged in at each
     write: ``{"rollout_engine": ...}``, the vLLM engine's servers and the adapter version it serves.
