@@ -90,6 +90,21 @@ _MULTI_STEP_QUESTION = "How many {i} are there at the end?"
 OPERATIONS = tuple(_STEPS)
 
 
+@dataclass(frozen=True)
+class ArithmeticSettings:
+    """How procedural problems are drawn. ``ARITHMETIC_DEFAULTS`` is the one source of the defaults of
+    ``procedural_arithmetic``, the eval task's ``-T operations/min_value/max_value/steps`` and training's
+    ``arithmetic_*`` keys."""
+
+    operations: tuple[str, ...] = ("add", "sub", "mul")
+    min_value: int = 1
+    max_value: int = 20
+    steps: int = 1
+
+
+ARITHMETIC_DEFAULTS = ArithmeticSettings()
+
+
 def _apply(op: str, total: int, operand: int) -> int:
     return {"add": total + operand, "sub": total - operand, "mul": total * operand, "div": total // operand}[op]
 
@@ -112,13 +127,13 @@ def _split_of(key: str) -> str:
 
 
 def procedural_arithmetic(
-    n: int = 200,
+    n: int = DEFAULT_ARITHMETIC_PROBLEMS,
     seed: int = 0,
     split: str = "train",
-    operations: Iterable[str] = ("add", "sub", "mul"),
-    min_value: int = 1,
-    max_value: int = 20,
-    steps: int = 1,
+    operations: Iterable[str] = ARITHMETIC_DEFAULTS.operations,
+    min_value: int = ARITHMETIC_DEFAULTS.min_value,
+    max_value: int = ARITHMETIC_DEFAULTS.max_value,
+    steps: int = ARITHMETIC_DEFAULTS.steps,
 ) -> list[MathProblem]:
     """``n`` seeded word problems with integer answers.
 

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from evals.domains import all_sources
+from evals.math_data import ARITHMETIC_DEFAULTS
 from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
 from rewards import REWARD_FUNCS, THINK_MODES, WORKED_EXAMPLES
 
@@ -35,12 +36,18 @@ class ScriptArguments:
     dataset_size: int | None = field(default=None, metadata={"help": "arithmetic: problems generated; else limit"})
     dataset_seed: int = field(default=0, metadata={"help": "seed for generation and shuffling"})
     arithmetic_operations: list[str] = field(
-        default_factory=lambda: ["add", "sub", "mul"],
+        default_factory=lambda: list(ARITHMETIC_DEFAULTS.operations),
         metadata={"help": f"arithmetic: operations to draw from ({', '.join(ARITHMETIC_OPERATIONS)})"},
     )
-    arithmetic_min_value: int = field(default=1, metadata={"help": "arithmetic: smallest operand (>= 0)"})
-    arithmetic_max_value: int = field(default=20, metadata={"help": "arithmetic: largest operand (>= min_value)"})
-    arithmetic_steps: int = field(default=1, metadata={"help": "arithmetic: operations per problem (>= 1)"})
+    arithmetic_min_value: int = field(
+        default=ARITHMETIC_DEFAULTS.min_value, metadata={"help": "arithmetic: smallest operand (>= 0)"}
+    )
+    arithmetic_max_value: int = field(
+        default=ARITHMETIC_DEFAULTS.max_value, metadata={"help": "arithmetic: largest operand (>= min_value)"}
+    )
+    arithmetic_steps: int = field(
+        default=ARITHMETIC_DEFAULTS.steps, metadata={"help": "arithmetic: operations per problem (>= 1)"}
+    )
     num_shots: int = field(
         default=1,
         metadata={"help": f"worked examples in the prompt, 0 to {len(WORKED_EXAMPLES)} (rewards.WORKED_EXAMPLES)"},

@@ -388,3 +388,21 @@ def test_think_reaches_the_rewards_and_run_json(tmp_path):
     assert recorded["verifier_fingerprint"] == verifier_id("after_last_close")["verifier_fingerprint"]
     assert recorded["verifier_fingerprint"] != verifier_id()["verifier_fingerprint"]
     assert recorded["answer_extraction_think"] == "after_last_close"
+
+
+def test_the_arithmetic_defaults_are_the_generators_and_the_eval_tasks():
+    """Training's arithmetic_* keys, the eval task's -T options and the generator draw the same problems by default."""
+    import inspect
+
+    from evals.math_data import ARITHMETIC_DEFAULTS, procedural_arithmetic
+    from evals.math_task import math_verified
+    from train.config import ScriptArguments
+    from train.data.rows import arithmetic_settings
+
+    task = {name: p.default for name, p in inspect.signature(math_verified).parameters.items()}
+    generator = {name: p.default for name, p in inspect.signature(procedural_arithmetic).parameters.items()}
+    training = arithmetic_settings(ScriptArguments())
+    assert training == {**vars(ARITHMETIC_DEFAULTS), "operations": list(ARITHMETIC_DEFAULTS.operations)}
+    assert task["operations"].split(",") == training["operations"] == list(generator["operations"])
+    for key in ("min_value", "max_value", "steps"):
+        assert task[key] == training[key] == generator[key]
