@@ -293,8 +293,8 @@ def load_file(path: str | Path | None, source: str = "jsonl") -> list[MathProble
 # ---- Hub datasets ---------------------------------------------------------------------------
 
 
-class DatasetUnavailable(RuntimeError):
-    """A Hub dataset could not be fetched."""
+class DatasetUnavailable(DatasetError):
+    """A Hub dataset could not be fetched (offline, no network, no access): the fix is a local copy."""
 
 
 def _load_hub(hub_id: str, config: str | None, split: str) -> Iterable[dict]:
@@ -305,10 +305,11 @@ def _load_hub(hub_id: str, config: str | None, split: str) -> Iterable[dict]:
     try:
         return datasets.load_dataset(hub_id, config, split=split)
     except Exception as exc:  # network, offline mode, auth: all mean "not available here"; the cause is chained
+        cause = " ".join(f"{type(exc).__name__}: {exc}".split())  # one paragraph, whatever the library printed
         raise DatasetUnavailable(
-            f"could not load {hub_id} (split {split!r}) from the Hugging Face Hub: {type(exc).__name__}: {exc}. "
-            "Check the network and that HF_HUB_OFFLINE is not set, or download it once and pass a local copy "
-            "with path=<file.jsonl>."
+            f"could not load {hub_id} (split {split!r}) from the Hugging Face Hub: {cause}. Check the network "
+            "and that HF_HUB_OFFLINE / HF_DATASETS_OFFLINE are not set, or download it once and pass a local copy "
+            "(dataset_path: <file.jsonl> in a training config, -T path=<file.jsonl> for an eval task)."
         ) from exc
 
 

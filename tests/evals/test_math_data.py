@@ -177,7 +177,9 @@ def test_hub_unreachable_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path))
     pytest.importorskip("datasets")
-    with pytest.raises(DatasetUnavailable, match=r"could not load openai/gsm8k .* pass a local copy with path="):
+    with pytest.raises(
+        DatasetUnavailable, match=r"could not load openai/gsm8k .* pass a local copy \(dataset_path: .* -T path="
+    ):
         load_gsm8k()
 
 

@@ -318,6 +318,31 @@ def test_grpo_script_exits_2_with_one_paragraph_and_no_traceback(args, message):
     assert out.stderr.rstrip("\n").endswith(errors[0])  # the paragraph is the last thing printed
 
 
+def test_a_hub_dataset_offline_exits_2_with_one_paragraph(tmp_path):
+    """dataset: gsm8k with the Hub offline and nothing cached: the data step refuses it like any bad input."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    env.pop("HF_DATASETS_CACHE", None)
+    out = subprocess.run(
+        [sys.executable, str(REPO / "train" / "grpo.py"), "--config", CPU_CONFIG, "--dataset", "gsm8k"]
+        + ["--output_dir", str(tmp_path / "run")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert out.returncode == 2, out.stderr[-3000:]
+    assert "Traceback" not in out.stderr
+    errors = [line for line in out.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: could not load openai/gsm8k (split 'train')")
+    assert "dataset_path: <file.jsonl>" in errors[0] and out.stderr.rstrip("\n").endswith(errors[0])
+    assert not (tmp_path / "run").exists()  # refused before anything was written
+
+
 def test_help_lists_config_and_the_project_options_first_fast():
     import subprocess
     import sys
