@@ -1,6 +1,5 @@
 """The shared problem sources: procedural arithmetic, local files, GSM8K/MATH-500 schemas, and their errors."""
 
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,9 @@ from evals.math_data import (
     procedural_arithmetic,
 )
 from rewards import is_correct
+from tests.helpers import REPO
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = REPO / "tests" / "fixtures"
 
 
 # --- procedural arithmetic ---
