@@ -1,6 +1,5 @@
 """The shared problem sources: procedural arithmetic, local files, GSM8K/MATH-500 schemas, and their errors."""
 
-
 import pytest
 
 from evals.code_data import load_code_problems
