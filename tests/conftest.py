@@ -4,6 +4,7 @@ build), the prepared CPU model, and a generous verifier deadline for verdict tes
 tests/helpers/."""
 
 import os
+import socket
 import subprocess
 import sys
 
@@ -88,6 +89,14 @@ def tiny_policy():
 
     config = LlamaConfig(vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2)
     return get_peft_model(LlamaForCausalLM(config), LoraConfig(r=2, target_modules=["q_proj"]))
+
+
+@pytest.fixture
+def dead_url():
+    """A URL whose port is bound but not listening (connections refused) and that no other process can take."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 SANDBOX_DOCTESTS = {"rewards.code.code_rewards.code_tests"}  # doctests that run real sandboxes

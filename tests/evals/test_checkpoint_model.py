@@ -1,26 +1,17 @@
 """``--model verigrpo/<run dir>``: a checkpoint is evaluated as it was trained (4-bit base), or unquantized on request.
 
-The fast tests build a run directory the way training does (run.json from the CPU config through
-train/artifacts/manifest.py, a real LoRA adapter on the real small model); the slow one trains for 2 steps and
-checks the command-line eval against the in-process eval the demo reports as "as trained".
+The tests build a run directory the way training does (run.json from the CPU config through
+train/artifacts/manifest.py, a real LoRA adapter on the real small model). A trained checkpoint evaluated from
+the command line and in process: tests/integration/test_checkpoint_eval.py.
 """
 
 import json
-import shlex
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from evals.checkpoint_model import CheckpointError, loading_args
-from tests.helpers import REPO
-
-CPU_CONFIG = str(REPO / "configs" / "cpu-smollm2.yaml")
-MODEL = REPO / "models" / "smollm2-135m-instruct"
-
-sys.path.insert(0, str(REPO / "scripts"))
-import demo  # noqa: E402 - scripts/ is not a package
+from tests.helpers import CPU_CONFIG, MODEL, REPO
 
 
 def needs_model():
@@ -133,50 +124,17 @@ def test_a_moved_run_names_the_missing_base(tmp_path, run_dir):
 
 
 def test_the_demo_hint_is_a_command_for_this_provider():
-    task_args = demo.eval_task_args(CPU_CONFIG, 50, 96)
-    command = demo.eval_command(REPO / "runs" / "demo-x", task_args)
-    inspect = demo.inspect_command()
+    from evals.checkpoint_eval import eval_command, inspect_command
+    from train.config import parse_config
+    from train.data.rows import held_out_task_args
+
+    task_args = held_out_task_args(parse_config(["--config", CPU_CONFIG])[0], 50, 96)
+    command = eval_command(REPO / "runs" / "demo-x", task_args)
+    inspect = inspect_command()
     assert (REPO / inspect).is_file()  # the environment's own inspect, relative to the repository root
     assert command == (
         f"{inspect} eval evals/math_task.py@math_verified -T limit=50 -T operations=add,sub -T max_value=10 "
         "-T max_tokens=96 --model verigrpo/runs/demo-x -M do_sample=false --max-connections 16"
     )
-    full = demo.eval_command(REPO / "runs" / "demo-x", task_args, quantized=False)
+    full = eval_command(REPO / "runs" / "demo-x", task_args, quantized=False)
     assert full == command.replace("-M do_sample=false", "-M do_sample=false -M precision=full")
-
-
-@pytest.mark.slow
-def test_cli_eval_of_a_trained_checkpoint_matches_the_demos_as_trained_eval(tmp_path, monkeypatch):
-    """A real 2-step run; the demo's printed command (a subprocess) and the demo's in-process "4-bit (as
-    trained)" eval write the same completions and grades, greedy, on the same problems."""
-    needs_model()
-    import rewards
-    from tests.helpers.training import length_parity, tiny_run
-
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
-    run = tmp_path / "run"
-    tiny_run(run)
-
-    problems, max_tokens = 4, 32
-    task_args = demo.eval_task_args(CPU_CONFIG, problems, max_tokens)
-    task = demo.eval_task(task_args)
-    in_process = demo.run_eval(
-        task, f"verigrpo/{run}", demo.checkpoint_model_args(True), tmp_path / "in-process", "as trained"
-    )
-
-    command = shlex.split(demo.eval_command(run, task_args))  # as printed, run from the repository root
-    command += ["--log-dir", str(tmp_path / "cli"), "--display", "none"]
-    out = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1800)
-    assert out.returncode == 0, out.stderr[-3000:]
-    from inspect_ai.log import read_eval_log
-
-    (log_file,) = (tmp_path / "cli").glob("*.eval")
-    cli = read_eval_log(str(log_file))
-    assert cli.status == "success", cli.error  # inspect eval exits 0 even when the model failed to load
-
-    def results(log):
-        return {s.id: (s.output.completion, s.scores["math_verifier"].value) for s in log.samples}
-
-    assert len(results(cli)) == problems
-    assert results(cli) == results(in_process)
-    assert cli.results.scores[0].metrics["accuracy"].value == in_process.results.scores[0].metrics["accuracy"].value

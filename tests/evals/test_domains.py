@@ -1,6 +1,5 @@
 """evals/domains.py: a third answer domain is one table row, and training data, the audit and the plot see it."""
 
-import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -8,7 +7,6 @@ import pytest
 
 from evals import domains
 from evals.domains import CODE, DOMAINS, MATH, Domain
-from tests.helpers import REPO
 
 
 @dataclass(frozen=True)
@@ -82,12 +80,9 @@ def test_a_toy_domain_is_seen_by_sources_rewards_data_audit_and_plot(toy_domain)
     assert training_score(log) == "train_choice_match"
     assert domains.audited_scores()["train_choice_match"] == ("verigrpo/choice_scorer", "correct")
 
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        import plot_run
-    finally:
-        sys.path.remove(str(REPO / "scripts"))
-    assert ("rewards/choice_match/mean", "choice accuracy", "-.") in plot_run.series()
+    from train.artifacts.curve import series
+
+    assert ("rewards/choice_match/mean", "choice accuracy", "-.") in series()
 
 
 def test_config_validation_reads_the_table(toy_domain):

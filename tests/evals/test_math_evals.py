@@ -1,6 +1,8 @@
-"""Inspect tasks and scorers: identity with the training reward, end-to-end runs, re-scoring old logs."""
+"""Inspect tasks and scorers: identity with the training reward, end-to-end runs, re-scoring old logs, and the
+warning when a checkpoint was trained with another verifier."""
 
 import asyncio
+import json
 import math
 import shutil
 import subprocess
@@ -18,7 +20,7 @@ import evals.math_scoring
 import evals.verify
 import rewards
 from evals.math_data import MathProblem
-from evals.math_scoring import score_completion
+from evals.math_scoring import checkpoint_verifier_mismatch, score_completion
 from evals.math_task import math_verified, record_to_sample
 from rewards import correctness
 from tests.helpers import BIN, REPO
@@ -206,3 +208,17 @@ def test_registered_scorer_name_after_a_regular_install(tmp_path):
     assert name == "verigrpo/math_verifier"
     assert (code_scorer, provider) == ("verigrpo/unit_test_scorer", "verigrpo/bwrap")
     assert (problems, judge, server) == ("28", "True", "True")  # package data: problems and sandbox programs
+
+
+def test_checkpoint_trained_with_another_verifier_warns(tmp_path):
+    same, other = tmp_path / "same", tmp_path / "other"
+    for directory, fingerprint in ((same, rewards.verifier_fingerprint()), (other, "0123456789abcdef")):
+        directory.mkdir()
+        (directory / "run.json").write_text(
+            json.dumps({"verifier_fingerprint": fingerprint, "verigrpo_version": "0.0"})
+        )
+    assert checkpoint_verifier_mismatch(f"hf/{same}") is None
+    with pytest.warns(UserWarning, match="was trained with verifier 0123456789abcdef"):
+        message = checkpoint_verifier_mismatch(f"vllm/base-model:{other}")
+    assert message and str(other) in message
+    assert checkpoint_verifier_mismatch("mockllm/model") is None

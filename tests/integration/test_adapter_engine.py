@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import CPU_CONFIG, REPO
 from train.engines import colocated
 
-CPU_CONFIG = str(REPO / "configs" / "cpu-smollm2.yaml")
 CPU_VLLM_CONFIG = str(REPO / "configs" / "cpu-smollm2-vllm.yaml")
 
 

@@ -3,7 +3,8 @@
 Checks what must happen once, not once per process: one set of checkpoints, one run.json, rollout
 logs holding every completion of every step exactly once (gathered from both processes), and a
 resume from the last checkpoint that adds only the new step. The accelerate configs for GPUs and
-DeepSpeed are shipped and parse-tested here (not run: no GPUs, no DeepSpeed on these machines).
+DeepSpeed are shipped and parse-tested in tests/train/config/test_shipped_configs.py (not run: no GPUs, no
+DeepSpeed on these machines).
 """
 
 from __future__ import annotations
@@ -11,43 +12,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import BIN, REPO
 from tests.helpers.vllm_server import free_port
-
-ACCELERATE_CONFIGS = sorted((REPO / "configs" / "accelerate").glob("*.yaml"))
-BIN = Path(sys.executable).parent
-
-
-@pytest.mark.parametrize("path", ACCELERATE_CONFIGS, ids=lambda p: p.name)
-def test_every_accelerate_config_parses(path):
-    """accelerate's own loader reads each file (unknown keys are an error there); DeepSpeed ones build a plugin."""
-    from accelerate.commands.config.config_args import load_config_from_file
-    from accelerate.utils import DeepSpeedPlugin, DistributedType
-
-    config = load_config_from_file(str(path))
-    assert config.num_processes >= 2 and config.main_process_port
-    if config.distributed_type == DistributedType.DEEPSPEED:
-        plugin = DeepSpeedPlugin(**config.deepspeed_config)  # what accelerate builds (DeepSpeed itself not needed)
-        stage = plugin.deepspeed_config["zero_optimization"]["stage"]
-        assert stage == config.deepspeed_config["zero_stage"] and f"zero{stage}" in path.name
-    assert "train/grpo.py" in path.read_text() or "multi-node" in path.name  # each file says how it is launched
-
-
-def test_the_deepspeed_and_ddp_configs_exist():
-    names = {p.name for p in ACCELERATE_CONFIGS}
-    assert {
-        "cpu-2proc.yaml",
-        "ddp.yaml",
-        "multi-node-ddp.yaml",
-        "deepspeed-zero2.yaml",
-        "deepspeed-zero3.yaml",
-    } <= names
 
 
 def accelerate_launch(*train_args: str, timeout: int = 2400) -> subprocess.CompletedProcess:

@@ -4,9 +4,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from evals.math_task import math_verified
-from tests.helpers import REPO
-
-MODEL = REPO / "models" / "smollm2-135m-instruct"
+from tests.helpers import MODEL
 
 
 def run(task, log_dir):

@@ -25,6 +25,20 @@ def arithmetic_settings(args: ScriptArguments) -> dict:
     }
 
 
+def held_out_task_args(args: ScriptArguments, problems: int, max_tokens: int) -> dict:
+    """``evals/math_task.py@math_verified`` arguments for the held-out 'test' split of the generator a config
+    trains on: the same operations, range, seed and worked examples (``-T`` values as the CLI takes them)."""
+    arithmetic = arithmetic_settings(args)
+    return {
+        "limit": problems,
+        "seed": args.dataset_seed,
+        "num_shots": args.num_shots,
+        **arithmetic,
+        "operations": ",".join(arithmetic["operations"]),  # as `-T operations=...` takes it
+        "max_tokens": max_tokens,
+    }
+
+
 def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[CodeProblem]:
     knobs = arithmetic_settings(args) if args.dataset == "arithmetic" else {}
     return domain_of_source(args.dataset).load(

@@ -1,4 +1,5 @@
-"""scripts/plot_run.py's curve.png: the legend hides no curve and says what the faint and bold lines are."""
+"""train/artifacts/curve.py (scripts/plot_run.py's curve.png): the legend hides no curve and says what the faint
+and bold lines are."""
 
 import json
 import random
@@ -8,9 +9,7 @@ import sys
 import pytest
 
 from tests.helpers import REPO
-
-sys.path.insert(0, str(REPO / "scripts"))
-import plot_run  # noqa: E402 - scripts/ is not a package
+from train.artifacts import curve
 
 
 def write_history(run, steps):
@@ -44,7 +43,7 @@ def legend_and_axes(fig):
 
 @pytest.mark.parametrize("steps", [30, 40])  # the demo's 30 steps: the legend used to cover steps 1-13
 def test_legend_sits_below_the_axes_and_explains_the_lines(tmp_path, steps):
-    fig = plot_run.figure(write_history(tmp_path / "run", steps))
+    fig = curve.figure(write_history(tmp_path / "run", steps))
     legend, ax, legend_box, axes_box = legend_and_axes(fig)
     assert legend_box.y1 <= axes_box.y0  # below everything the axes draw, tick labels included: it covers no curve
     labels = [text.get_text() for text in legend.get_texts()]
@@ -55,7 +54,7 @@ def test_legend_sits_below_the_axes_and_explains_the_lines(tmp_path, steps):
 
 
 def test_a_short_run_plots_the_steps_themselves(tmp_path):
-    fig = plot_run.figure(write_history(tmp_path / "run", 2))
+    fig = curve.figure(write_history(tmp_path / "run", 2))
     legend, ax, _, _ = legend_and_axes(fig)
     assert [text.get_text() for text in legend.get_texts()] == [
         "reward (weighted sum)",

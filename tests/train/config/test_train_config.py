@@ -4,11 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import CPU_CONFIG, REPO
 from train.config import ConfigError, parse_config, validate
 from train.grpo import cli
-
-CPU_CONFIG = str(REPO / "configs" / "cpu-smollm2.yaml")
 
 
 def parse(*overrides: str):
