@@ -210,7 +210,7 @@ def test_resource_attacks_are_stopped_within_the_limit(code, stopped):
     assert len(result.stdout) <= LIMITS.output_bytes
 
 
-# --- the tests' leftover check (conftest.sandbox_processes) counts only its own run's sandboxes ---------
+# --- the tests' leftover check (tests/helpers/sandbox.py) counts only its own run's sandboxes ---------
 
 HOLD_A_SANDBOX = """
 import sys
