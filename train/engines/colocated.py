@@ -6,7 +6,7 @@ without their quantization state, so the rollouts would not come from the policy
 Here vLLM loads the policy's *base* itself (``quantization="bitsandbytes"`` when the policy is
 4-bit, so both sides quantize the same checkpoint the same way) with ``enable_lora=True``; after
 every optimizer step the adapter is saved (peft's own files, in a RAM-backed directory when there
-is one) and loaded under a **new integer id** (vLLM caches adapters by id: the same id would keep
+is one, removed with everything in it when the run ends) and loaded under a **new integer id** (vLLM caches adapters by id: the same id would keep
 serving the old weights), and every generate call passes that ``LoRARequest``. The base is never
 merged, re-quantized or pushed. TRL still computes advantages, the loss and its importance-sampling
 correction from the logprobs vLLM returns (``logprobs_mode="processed_logprobs"``, as TRL sets).
