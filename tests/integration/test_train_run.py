@@ -31,7 +31,7 @@ def test_two_real_grpo_steps_learn_and_save(tmp_path, cpu_model, monkeypatch):
         assert manifest["verifier_fingerprint"] == rewards.verifier_fingerprint()
         assert manifest["config"]["training"]["max_steps"] == 2
         assert manifest["packages"]["trl"] == "1.16.0"
-    assert json.loads((run / "adapter_config.json").read_text())["base_model_name_or_path"] == str(cpu_model)
+    assert json.loads((run / "adapter_config.json").read_text())["base_model_name_or_path"] == str(cpu_model.resolve())
     assert (run / "log_history.json").is_file()
 
     # every rollout is in an Inspect log: one per save here (save_steps 1), G completions per prompt
