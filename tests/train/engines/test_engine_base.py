@@ -129,9 +129,11 @@ def test_the_colocated_engine_writes_into_a_temporary_directory_named_after_its_
     settings = EngineSettings(base_model="m", quantization=None, dtype="float32", max_lora_rank=8)
     engine = NoVLLM(model=tiny_policy, accelerator=fake_accelerator(), processing_class=None, settings=settings)
     root = engine.adapter_dir
-    assert root.name.startswith(f"{colocated.ADAPTER_DIR_PREFIX}{os.getpid()}-") and root.is_dir()
-    engine.sync_weights()
-    assert [p.name for p in root.iterdir()] == ["v000001-rank0"]
-    assert engine.rollout_adapter == "policy-v1"
-    engine.close()
+    try:
+        assert root.name.startswith(f"{colocated.ADAPTER_DIR_PREFIX}{os.getpid()}-") and root.is_dir()
+        engine.sync_weights()
+        assert [p.name for p in root.iterdir()] == ["v000001-rank0"]
+        assert engine.rollout_adapter == "policy-v1"
+    finally:
+        engine.close()  # also when an assertion above fails: the test must not leave /dev/shm behind
     assert not root.exists()
