@@ -5,7 +5,13 @@ Imports only the standard library, sympy, latex2sympy2_extended (in the worker p
 
 Layout: ``rewards/math/`` (the math verifier and its rewards), ``rewards/code/`` (the code judge and its
 reward), ``rewards/sandbox/`` (bubblewrap isolation, also used by the Inspect ``bwrap`` provider), and the
-shared pieces here (``verdict``, ``registry``, ``fingerprint``, ``common``).
+shared pieces here:
+
+- ``__init__``: the public names (``is_correct``, ``grade``, ``extract_answer``, ``grade_code``, ...), re-exported
+- ``verdict``: ``Verdict`` (correct, answer, reason, explanation) and the ``Reason`` enum
+- ``registry``: the reward name -> function table configs use; ``unknown_rewards``, ``get_reward_funcs``
+- ``fingerprint``: the verigrpo version and a hash of the ``rewards/`` source, recorded in logs and checkpoints
+- ``common``: helpers both wings use: ``completion_text``, ``run_blocking``
 """
 
 from rewards.code.code_format import CODE_INSTRUCTION, build_code_messages, extract_code, tamper_markers
