@@ -1,4 +1,4 @@
-"""The README's reward-hack table: each hack from tests/rewards/code/test_code_hacks.py scored by a naive harness and by ours.
+"""The reward-hack table of docs/code-answers.md: each hack from tests/rewards/code/test_code_hacks.py scored by a naive harness and by ours.
 
     python scripts/attack_table.py
 

@@ -1,6 +1,6 @@
 """A CPU vLLM OpenAI server for tests: the small model with runtime LoRA loading, on a free local port.
 
-``server_command(port)`` is the command the README's "Scaling out" section and the header of
+``server_command(port)`` is the command docs/scaling-out.md and the header of
 configs/cpu-smollm2-vllm-server.yaml show (with port 8000; tests/train/engines/test_server_engine.py checks the
 config's copy). ``VLLMServerProcess`` starts it in its own process group, waits a bounded time for
 ``/v1/models`` to answer, and always tears the whole group down; its log is kept for failure messages.
@@ -20,7 +20,7 @@ import httpx
 
 from tests.helpers import REPO
 
-MODEL = "models/smollm2-135m-instruct"  # relative: the command as the README and the config header show it
+MODEL = "models/smollm2-135m-instruct"  # relative: the command as docs/scaling-out.md and the config header show it
 START_TIMEOUT_S = 900  # measured ~30 s quiet; generous for a loaded 2-core machine
 SERVER_ENV = {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_CPU_KVCACHE_SPACE": "1"}
 

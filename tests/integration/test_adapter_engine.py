@@ -34,7 +34,7 @@ def adapter_dirs(pid: int) -> set[Path]:
 
 @pytest.mark.usefixtures("needs_vllm")
 def test_the_cpu_default_trains_with_vllm_rollouts_and_leaves_no_adapter_files(tmp_path):
-    """The README's command: the CPU default config with --use_vllm true, 2 real steps. The engine's adapter
+    """The documented command (docs/): the CPU default config with --use_vllm true, 2 real steps. The engine's adapter
     directory exists while the run trains and is gone when it ends."""
     out = tmp_path / "run"
     argv = [

@@ -1,4 +1,4 @@
-"""Multi-process training with accelerate: two CPU processes (DDP over gloo), the README's command.
+"""Multi-process training with accelerate: two CPU processes (DDP over gloo), the documented command (docs/scaling-out.md).
 
 Checks what must happen once, not once per process: one set of checkpoints, one run.json, rollout
 logs holding every completion of every step exactly once (gathered from both processes), and a
@@ -22,7 +22,7 @@ from tests.helpers.vllm_server import free_port
 
 
 def accelerate_launch(*train_args: str, timeout: int = 2400) -> subprocess.CompletedProcess:
-    """The README's command: accelerate launch --config_file configs/accelerate/cpu-2proc.yaml train/grpo.py ..."""
+    """The documented command (docs/): accelerate launch --config_file configs/accelerate/cpu-2proc.yaml train/grpo.py ..."""
     command = [
         str(BIN / "accelerate"), "launch", "--config_file", "configs/accelerate/cpu-2proc.yaml",
         "--main_process_port", str(free_port()), "train/grpo.py", *train_args,

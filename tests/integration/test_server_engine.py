@@ -67,7 +67,7 @@ def rollout_samples(run_dir):
 
 @pytest.mark.slow
 def test_two_steps_through_a_vllm_server(vllm_server, tmp_path):
-    """The README's command against a real server: rollouts on-policy, adapters versioned in run.json and logs."""
+    """The documented command (docs/) against a real server: rollouts on-policy, adapters versioned in run.json and logs."""
     out = tmp_path / "run"
     result = run_training(
         "--config", SERVER_CONFIG, "--vllm_server_urls", vllm_server.url, "--max_steps", "2", "--save_steps", "1",

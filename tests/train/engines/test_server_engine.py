@@ -296,7 +296,7 @@ def test_the_server_config_validates_and_refuses_misused_or_malformed_urls(tmp_p
 
 
 def test_the_config_header_starts_the_server_the_tests_start():
-    """The command in configs/cpu-smollm2-vllm-server.yaml (and the README) is the fixture's, on port 8000."""
+    """The command in configs/cpu-smollm2-vllm-server.yaml (and docs/scaling-out.md) is the fixture's, on port 8000."""
     header = [line.lstrip("# ").rstrip(" \\") for line in (REPO / SERVER_CONFIG).read_text().splitlines()]
     start = next(i for i, line in enumerate(header) if line.startswith("VLLM_ALLOW_RUNTIME_LORA_UPDATING"))
     end = next(i for i in range(start, len(header)) if "--logprobs-mode" in header[i])
