@@ -2,8 +2,8 @@
 
 While training, each completion the policy was paid for is written to
 ``<output_dir>/rollouts/rollouts-step<first>-<last>.eval``. One GRPO group maps to one Inspect sample:
-sample id ``<prompt id>@<step>``, epoch = position in the group, so Inspect's reducers give the group
-mean and pass@G. Each sample is a conversation as Inspect View shows an eval's:
+sample id ``<prompt id>@<step>``, epoch = position in the group, so a re-scorer's results get the
+epoch reducers ``mean`` and ``pass_at_G``. Each sample is a conversation as Inspect View shows an eval's:
 
 * ``input``: the problem (the prompt's last user message), so the sample list tells rows apart;
   ``messages``: the full prompt the policy saw plus its completion; one ``ModelEvent`` (the
@@ -13,7 +13,8 @@ mean and pass@G. Each sample is a conversation as Inspect View shows an eval's:
   the graded ``answer``, the ``explanation`` and the ``reason`` (score metadata) of the very verdict
   that set the reward (reported through TRL's ``log_extra``, ``rewards.reward_log``).
 * metadata: step, group, advantage, length, truncation. The log's task args name the run, the
-  policy and the step range; its results give each score's ``group_mean`` and ``pass_at_G``.
+  policy and the step range; its results give each training score's group ``mean`` and ``pass@G``
+  as two columns of one row (``evals/group_metrics.py``).
 
 The logged model is ``none/none`` so re-scoring never loads anything:
 
