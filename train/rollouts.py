@@ -196,7 +196,7 @@ def _sample(r: Rollout, names: list[str], policy: str) -> EvalSample:
         total_time=seconds,
         working_time=seconds,
     )
-    # the prompt is in messages, the model event and (its last message) the input: stored once per sample
+    # as Inspect stores every sample it logs: the events' long texts (the prompt) go to the sample's attachments
     return condense_sample(sample)
 
 
