@@ -5,7 +5,11 @@ Written against trl 1.16.0 and transformers 5.20.2 (pinned in pyproject.toml). E
 and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwise):
 
 * ``GRPOTrainer._generate_and_score_completions(inputs) -> dict``: each generation batch, scored.
-  ``SeamedGRPOTrainer`` calls ``on_batch_scored(inputs, output)`` after it (the rollout recorder).
+  ``SeamedGRPOTrainer`` calls ``on_batch_start(inputs)`` before it and ``on_batch_scored(inputs, output)``
+  after it (the rollout recorder).
+* ``GRPOTrainer._log_completion_extra(column, values)``: the ``log_extra`` hook TRL hands to every reward
+  function (a column of its completions table). ``SeamedGRPOTrainer`` passes each call on to
+  ``on_completion_extra(column, values)`` after TRL has recorded it (the rollout logs' answer/explanation).
 * ``GRPOTrainer._logs``: TRL's record of the last generation batch (``prompt``, ``completion``,
   ``rewards`` by function, ``advantages``), kept for its completions table; ``batch_logs`` reads it.
 * ``Trainer._load_from_checkpoint(resume_from_checkpoint, model=None)`` (transformers): loads a checkpoint's
@@ -40,12 +44,23 @@ class SeamedGRPOTrainer(GRPOTrainer):
     """GRPOTrainer with the private steps verigrpo extends turned into named hooks (no-ops here)."""
 
     def _generate_and_score_completions(self, inputs):
+        self.on_batch_start(inputs)
         output = super()._generate_and_score_completions(inputs)
         self.on_batch_scored(inputs, output)
         return output
 
+    def on_batch_start(self, inputs: list[dict]) -> None:
+        """A generation batch is about to be generated and scored."""
+
     def on_batch_scored(self, inputs: list[dict], output: dict) -> None:
         """A generation batch was generated and scored (training and evaluation alike)."""
+
+    def _log_completion_extra(self, column: str, values: list):
+        super()._log_completion_extra(column, values)
+        self.on_completion_extra(column, values)
+
+    def on_completion_extra(self, column: str, values: list) -> None:
+        """A reward function logged a column (one value per local completion) through TRL's ``log_extra``."""
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
         with self.loading_checkpoint(model or self.model):

@@ -313,21 +313,22 @@ async def _run_io_cases(
 
 async def grade_code_many(
     items: Iterable[tuple[str, Any]], limits: SandboxLimits | None = None, *, skip_invalid: bool = False
-) -> list[Verdict | None]:
+) -> list[Verdict | InvalidTests]:
     """Grade ``(completion, tests)`` pairs concurrently (bounded by VERIGRPO_CODE_CONCURRENCY).
 
     ``skip_invalid``: a pair whose tests turn out unusable (``InvalidTests``, e.g. their setup code fails
-    in the judge) gives None, logged, instead of raising for the whole batch. Other errors still raise.
+    in the judge) gives that error in its place, logged, instead of raising for the whole batch. Other
+    errors still raise.
     """
 
-    async def one(completion: str, tests: Any) -> Verdict | None:
+    async def one(completion: str, tests: Any) -> Verdict | InvalidTests:
         try:
             return await grade_code(completion, tests, limits)
         except InvalidTests as exc:
             if not skip_invalid:
                 raise
             logger.warning("unusable tests, not graded: %s", exc)
-            return None
+            return exc
 
     return list(await asyncio.gather(*(one(completion, tests) for completion, tests in items)))
 

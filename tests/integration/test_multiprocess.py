@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import rewards
 from tests.helpers import BIN, REPO
 from tests.helpers.vllm_server import free_port
 
@@ -63,6 +64,10 @@ def test_two_processes_train_once_and_resume(tmp_path):
     assert max(keys.values()) == 1, "a rollout was logged twice"
     assert set(keys) == {(step, group, pos) for step in (1, 2) for group in (0, 1) for pos in (1, 2, 3, 4)}
     assert len({s.id for s in samples if s.metadata["step"] == 1}) == 2  # two prompts (one per group) per step
+    # each completion's "why paid" columns were gathered in the order of its completion (rewards.reward_log)
+    for sample in samples:
+        verdict, paid = rewards.grade(sample.output.completion, sample.target), sample.scores["train_correctness"]
+        assert (paid.answer, paid.explanation) == (verdict.answer, verdict.explanation), sample.output.completion
 
     # resume from the last checkpoint for one more step, still two processes: only step 3 is added
     result = accelerate_launch(*common, "--max_steps", "3", "--resume_from_checkpoint", str(out / "checkpoint-2"))

@@ -43,6 +43,12 @@ def test_two_real_grpo_steps_learn_and_save(tmp_path, cpu_model, monkeypatch):
     assert log.status == "success" and len(log.samples) == 4 and {s.epoch for s in log.samples} == {1, 2, 3, 4}
     assert {"train_length_parity", "train_correctness", "train_format"} <= set(log.samples[0].scores)
     assert log.samples[0].metadata["step"] == 1 and log.samples[0].metadata["completion_length"] <= 24
+    # why each reward was paid: the reward function's own verdict, carried through TRL's log_extra
+    for sample in log.samples:
+        verdict, paid = rewards.grade(sample.output.completion, sample.target), sample.scores["train_correctness"]
+        assert (paid.answer, paid.explanation) == (verdict.answer, verdict.explanation), sample.output.completion
+        assert paid.metadata["reason"] == verdict.reason.value and sample.scores["train_format"].explanation
+        assert sample.messages[-1].text == sample.output.completion and sample.total_time > 0
     assert log.eval.metadata["verifier_fingerprint"] == rewards.verifier_fingerprint()
     assert result["rollout_logs"] == [str(p) for p in logs]
 

@@ -143,7 +143,20 @@ def test_correctness_logs_the_share_of_each_reason_through_trl_hooks():
         trainer_state=None,
     )
     assert result == [1.0, 0.0, 0.0, 0.0, None, 1.0]
-    assert extras == {"verdict_reason": ["correct", "mismatch", "no_answer", "hedged", "invalid_reference", "correct"]}
+    # why each completion got its reward, per completion, for the rollout log (rewards.reward_log)
+    assert extras["correctness/reason"] == [
+        "correct",
+        "mismatch",
+        "no_answer",
+        "hedged",
+        "invalid_reference",
+        "correct",
+    ]
+    assert extras["correctness/answer"] == ["4", "5", None, None, None, "1"]
+    assert (
+        extras["correctness/explanation"][1] == "got '5', want '4'"
+        and "cannot be parsed" in extras["correctness/explanation"][4]
+    )
     assert metrics["verdict/correct"] == pytest.approx(2 / 6)
     assert (
         metrics["verdict/mismatch"] == metrics["verdict/no_answer"] == metrics["verdict/hedged"] == pytest.approx(1 / 6)

@@ -59,8 +59,18 @@ def test_load_from_checkpoint_is_the_resume_weight_load():
     assert "_load_from_checkpoint" not in GRPOTrainer.__dict__  # TRL does not override it
 
 
+def test_log_completion_extra_is_the_log_extra_every_reward_function_gets():
+    """``on_completion_extra`` sees each ``log_extra(column, values)`` call of a reward function (rollout logs'
+    answer/explanation), after TRL has recorded it for its completions table."""
+    assert parameters(GRPOTrainer._log_completion_extra) == ["self", "column", "values"]
+    assert 'reward_kwargs["log_extra"] = self._log_completion_extra' in source(GRPOTrainer._calculate_rewards)
+    assert SeamedGRPOTrainer._log_completion_extra is not GRPOTrainer._log_completion_extra
+
+
 def test_the_trainer_hooks_are_no_ops_by_default():
+    assert SeamedGRPOTrainer.on_batch_start(None, []) is None
     assert SeamedGRPOTrainer.on_batch_scored(None, [], {}) is None
+    assert SeamedGRPOTrainer.on_completion_extra(None, "c", []) is None
     with SeamedGRPOTrainer.loading_checkpoint(None, model=None):
         pass
     trainer = SimpleNamespace(_logs={"prompt": ["p"]})

@@ -34,10 +34,11 @@ def test_log_format_groups_scores_and_metadata(tmp_path):
         "truncated": True,
         "max_completion_length": 64,
     }
-    assert first.target == "5" and [m.role for m in first.input] == ["system", "user"]
-    metrics = {(r.name, r.reducer): r.metrics["mean"].value for r in back.results.scores}
+    assert first.target == "5" and first.input == "What is 2+3?"  # the problem; the full prompt is in messages
+    assert [m.role for m in first.messages] == ["system", "user", "assistant"]
+    metrics = {(r.name, m): v.value for r in back.results.scores for m, v in r.metrics.items()}
     assert metrics[("train_correctness", "mean")] == pytest.approx(5 / 8)
-    assert metrics[("train_correctness", "pass_at_4")] == pytest.approx(1.0)
+    assert metrics[("train_correctness", "pass@4")] == pytest.approx(1.0)
     assert back.eval.metadata["first_step"] == 3 and back.eval.metadata["verifier_fingerprint"]
 
 
