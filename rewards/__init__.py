@@ -6,6 +6,11 @@ Imports only the standard library, sympy, latex2sympy2_extended (in the worker p
 Layout: ``rewards/math/`` (the math verifier and its rewards), ``rewards/code/`` (the code judge and its
 reward), ``rewards/sandbox/`` (bubblewrap isolation, also used by the Inspect ``bwrap`` provider), and the
 shared pieces here (``verdict``, ``registry``, ``fingerprint``, ``common``).
+
+Symbolic comparisons run in worker processes that start once per process (1-2 s of CPU). Importing
+``rewards`` starts nothing; ``warm_up()`` starts them where that cost is expected (the trainer calls it while
+the model loads, the Inspect math scorer in the background when a task is built). Without it, the first
+symbolic comparison in a process waits for the first worker.
 """
 
 from rewards.code.code_format import CODE_INSTRUCTION, build_code_messages, extract_code, tamper_markers
@@ -23,7 +28,7 @@ from rewards.math.answer_format import (
 )
 from rewards.math.math_rewards import bind_think, correctness, format_reward
 from rewards.math.math_verifier import InvalidReference, check_reference, grade, is_correct
-from rewards.math.worker_pool import VerifierBug, VerifierError, VerifierOverloaded, VerifierUnavailable
+from rewards.math.worker_pool import VerifierBug, VerifierError, VerifierOverloaded, VerifierUnavailable, warm_up
 from rewards.registry import REWARD_FUNCS, get_reward_funcs
 from rewards.sandbox import SandboxError, SandboxLimits, SandboxUnavailable
 from rewards.verdict import Reason, TestOutcome, Verdict
@@ -67,4 +72,5 @@ __all__ = [
     "find_final_answer",
     "grade",
     "is_correct",
+    "warm_up",
 ]
