@@ -249,8 +249,14 @@ class WorkerPool:
         with self._cond:
             if self._closed:  # a start that was due when the pool closed (the exit of a process still warming)
                 return
-            worker = _Worker()
-            self._live.add(worker)
+        worker = _Worker()  # outside the lock: a fork under load is slow, and callers must not wait on it
+        with self._cond:
+            closed = self._closed
+            if not closed:
+                self._live.add(worker)
+        if closed:
+            worker.kill()
+            return
         threading.Thread(target=self._warm, args=(worker,), name="verifier-worker-start", daemon=True).start()
 
     def _warm(self, worker: _Worker) -> None:
