@@ -1,6 +1,7 @@
 r"""Measure the math verifier on your own labeled pairs before you train against it.
 
-``python scripts/verifier_scorecard.py LABELED.jsonl`` reads one JSON object per line::
+``python scripts/verifier_scorecard.py LABELED.jsonl`` (or ``python -m rewards.scorecard``) reads one JSON
+object per line::
 
     {"candidate": "x \\in [-2, 7]", "reference": "-2 \\le x \\le 7", "expected": true, "tags": ["interval"]}
 
@@ -350,3 +351,7 @@ def _progress(total: int) -> Callable[[int], None] | None:
         return None
     step = max(total // 10, 1)
     return lambda done: done % step == 0 and print(f"[scorecard] {done}/{total}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":  # python -m rewards.scorecard, where scripts/ is not installed
+    sys.exit(main())
