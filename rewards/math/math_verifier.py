@@ -348,7 +348,7 @@ def _compare_sets(candidate_items: tuple, reference_items: tuple, budget: Budget
 MAX_RESTATEMENTS = 4  # distinct final answers grade() checks before calling them a hedge
 
 
-def _check(candidate: str, ref_tree, budget: Budget) -> _Outcome:
+def _check(candidate: str, ref_tree, budget: Budget, reference: str = "") -> _Outcome:
     if len(candidate) > MAX_CANDIDATE_CHARS:  # before any scan: the caller's thread has no kill
         return _Outcome(False, Reason.TOO_COMPLEX, f"answer longer than {MAX_CANDIDATE_CHARS} characters")
     boxes, _ = boxed_contents(candidate)
@@ -362,15 +362,18 @@ def _check(candidate: str, ref_tree, budget: Budget) -> _Outcome:
         _compare(*_as_intervals(_prepare_candidate(read, ref_tree), ref_tree), budget)
     except _CandidateFailed as failure:
         return _Outcome(False, failure.reason, failure.detail)
-    return _Outcome(True, Reason.CORRECT, "verified equal" + _reading_note(candidate, read))
+    return _Outcome(True, Reason.CORRECT, "verified equal" + _reading_note(candidate, read, reference))
 
 
-def _reading_note(candidate: str, read) -> str:
+def _reading_note(candidate: str, read, reference: str) -> str:
+    """What was read less literally than written, so a log shows it (a list of boxes, doubled backslashes)."""
     notes = []
     if isinstance(read, list):
         notes.append(f"the {len(read)} boxed answers read as one list")
     if looks_doubled(candidate):
         notes.append("doubled backslashes (escaped twice) read as LaTeX")
+    if looks_doubled(reference):
+        notes.append("the reference's doubled backslashes read as LaTeX")
     return f" ({'; '.join(notes)})" if notes else ""
 
 
@@ -385,7 +388,7 @@ def check(candidate: str | None, reference: str, deadline_s: float | None = None
         return _Outcome(False, Reason.NO_ANSWER, "no answer")
     if not isinstance(candidate, str):
         raise TypeError(f"candidate must be str or None, got {type(candidate).__name__}")
-    return _check(candidate, ref_tree, Budget.start(deadline_s))
+    return _check(candidate, ref_tree, Budget.start(deadline_s), reference)
 
 
 def is_correct(candidate: str | None, reference: str, deadline_s: float | None = None) -> bool:
@@ -420,7 +423,7 @@ def grade(completion: str, reference: str, think: str = THINK_NONE, deadline_s: 
     ref_tree = _prepare_reference(reference)  # a bad reference is an error even when the model gave no answer
     budget = Budget.start(deadline_s)
     if found.answer is not None:
-        outcome = _check(found.answer, ref_tree, budget)
+        outcome = _check(found.answer, ref_tree, budget, reference)
         return Verdict(outcome.equal, found.answer, outcome.reason, outcome.detail)
     if found.reason is Reason.NO_ANSWER:
         return Verdict(False, None, Reason.NO_ANSWER, found.detail)

@@ -214,6 +214,9 @@ def test_lists_of_boxes(candidate, reference, expected):
 def test_the_explanation_says_how_doubled_backslashes_were_read():
     accepted = check(r"\\frac{1}{5}", "0.2")
     assert accepted.equal and "doubled backslashes" in accepted.detail
+    reference_doubled = check("0.2", r"\\frac{1}{5}")
+    assert reference_doubled.equal and "reference's doubled backslashes" in reference_doubled.detail
+    assert check("0.2", r"\frac{1}{5}").detail == "verified equal"
     refused = check(r"\\frac{1}{2} \\ \\frac{1}{2}", r"\frac{1}{4}")
     assert refused.reason is Reason.UNPARSEABLE and "line break" in refused.detail and "refused" in refused.detail
 
