@@ -38,3 +38,15 @@ def test_a_cold_pool_serves_the_first_call_from_its_first_worker_then_fills():
     finally:
         pool.close()
     assert not pool._live
+
+
+def test_the_first_comparison_that_needs_simplify_gets_the_same_verdict_as_the_next():
+    """sympy's simplify imports sympy.physics on its first call (~0.25 s of CPU, most of a 0.3 s budget): the
+    warm-up pays for it, so a worker's first such comparison is not too_complex where the next is not."""
+    pool = WorkerPool(size=1)
+    try:
+        first = pool.compare("(3)if(0)else(4)", "5", None, Budget.start(deadline_s=60))
+        again = pool.compare("(3)if(0)else(4)", "5", None, Budget.start(deadline_s=60))
+        assert first[0] == again[0] == "different", (first, again)
+    finally:
+        pool.close()
