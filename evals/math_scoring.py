@@ -16,7 +16,7 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import TaskState
 
 from evals.run_manifest import read_run_manifest
-from rewards import InvalidReference, Verdict, grade, verifier_id
+from rewards import InvalidReference, Verdict, grade, verifier_id, warm_up
 from rewards.math.answer_format import THINK_NONE
 
 logger = logging.getLogger(__name__)
@@ -85,6 +85,7 @@ def checkpoint_verifier_mismatch(model_name: str, think: str = THINK_NONE) -> st
 def math_scorer(think: str = THINK_NONE) -> Scorer:
     """A fresh scorer function (Inspect tags the returned object, so each registration needs its own)."""
     verifier_id(think)  # an unknown setting fails here, before any sample runs
+    warm_up(wait=False)  # the verifier's workers start while the model generates, not in the first score
 
     async def score(state: TaskState, target: Target) -> Score:
         checkpoint_verifier_mismatch(str(state.model), think)
