@@ -9,9 +9,10 @@ A candidate that fails any bound is False; a reference that cannot be read raise
 ``InvalidReference`` (a dataset bug, not a wrong answer); a verifier that cannot give a verdict in
 time raises ``VerifierOverloaded`` (the machine's fault, not the candidate's).
 
-Rounding: a reference written with N decimals accepts a rounded candidate only when the candidate
-is exact and has no finite decimal expansion (``\sqrt{2}`` for ``1.41``, ``1/3`` for ``0.33``):
-only then must the reference be an approximation. Decimals, and fractions with a finite decimal
+Rounding: a reference written with N decimals and at least two significant digits accepts a rounded
+candidate only when the candidate is exact and has no finite decimal expansion (``\sqrt{2}`` for
+``1.41``, ``1/3`` for ``0.33``): only then must the reference be an approximation. A one-digit decimal
+(``0.2``) is exact only: rounding to it would pay ``1/6`` for an exact 1/5. Decimals, and fractions with a finite decimal
 (``89/20`` = 4.45), are compared exactly (``7.249`` is not ``7.25``).
 """
 
@@ -147,15 +148,15 @@ def _terminates(value: Fraction) -> bool:
 def _numbers_equal(candidate: ExactNumber, reference: ExactNumber) -> bool:
     r"""Exact equality. Rounding pays only when the reference can be nothing but an approximation.
 
-    A reference written with N decimals (``0.33``) accepts a candidate that rounds to it (half up)
-    only when the candidate is exact and has no finite decimal expansion (``1/3``, ``0.\overline{3}``):
+    A reference written with N decimals and at least two significant digits (``0.33``, not ``0.2``)
+    accepts a candidate that rounds to it (half up) only when the candidate is exact and has no finite decimal expansion (``1/3``, ``0.\overline{3}``):
     then no exact decimal reference could have been written. A candidate written as a decimal
     (``7.249`` for ``7.25``, ``0.333`` for ``0.33``) or one whose exact decimal is finite (``89/20``
     = 4.45 for ``4.5``) must be equal: GSM8K-style decimals are exact.
     """
     if candidate.value == reference.value:
         return True
-    places = reference.decimal_places
+    places = reference.rounding_places
     if places and candidate.decimal_places is None and not _terminates(candidate.value):
         return _round_half_up(candidate.value, places) == reference.value
     return False
@@ -241,7 +242,7 @@ def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
         if _numbers_equal(cand_num, ref_num):
             return
         raise _CandidateFailed(Reason.MISMATCH, f"got {candidate.text!r}, want {reference.text!r}")
-    places = ref_num.decimal_places if ref_num is not None else None
+    places = ref_num.rounding_places if ref_num is not None else None
     status, detail = _symbolic(cand_q.core, ref_q.core, places, budget)
     if status == "equal":
         return

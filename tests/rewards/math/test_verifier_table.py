@@ -46,6 +46,9 @@ POSITIVES = [
     P(r"\frac{\sqrt{2}}{2}", "0.71", id="surd-fraction-rounds"),
     P(r"\pi", "3.14", id="pi-rounds-to-ref"),
     P(r"\frac{1}{3}\cdot 1", "0.33", id="symbolic-rational-rounds"),
+    P(r"\frac{37}{3}", "12.3", id="frac-rounds-to-three-digit-ref"),
+    P(r"\sqrt{2}", "1.4", id="sqrt-rounds-to-two-digit-ref"),
+    P("1/30", "0.033", id="frac-rounds-small-two-digit-ref"),
     # --- scientific notation ---
     P("1.5e3", "1500", id="sci-e"),
     P("1500", "1.5e3", id="sci-ref"),
@@ -373,6 +376,12 @@ NEGATIVES = [
     P("15.95", "16.0", id="rounding-15.95"),
     P("3.135", "3.14", id="rounding-3.135"),
     P("1/3", "0.34", id="rounding-wrong-direction"),
+    # a one-significant-digit decimal is exact only: rounding to it is a +-50 % window (1/6 for an exact 1/5)
+    P(r"\frac{1}{6}", "0.2", id="rounding-one-digit-ref-sixth"),
+    P("1/3", "0.3", id="rounding-one-digit-ref-third"),
+    P("2/3", "0.7", id="rounding-one-digit-ref-two-thirds"),
+    P(r"\sqrt{2}", "1", id="rounding-integer-ref-surd"),
+    P(r"\frac{\sqrt{2}}{20}", "0.07", id="rounding-one-digit-ref-symbolic"),
     P("2/3", "0.66", id="rounding-truncated"),
     P(r"\sqrt{2}", "1.42", id="rounding-surd-wrong"),
     # --- several boxes in a raw candidate ---
