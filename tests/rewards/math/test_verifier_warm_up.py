@@ -14,7 +14,7 @@ def test_import_starts_nothing_and_warm_up_and_the_inspect_scorer_start_the_work
         import rewards
         from rewards.math import worker_pool
         assert worker_pool._pool is None, "import rewards started the verifier's workers"
-        from evals.scoring import math_scorer
+        from evals.math_scoring import math_scorer
         math_scorer()  # an Inspect math task is being built: the workers start in the background
         pool = worker_pool._pool
         assert pool is not None, "the Inspect math scorer did not start the verifier"
