@@ -16,7 +16,7 @@ providers, and the tools that re-score and audit logs.
   trained
 - ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``EvalScorer``,
   ``EvalMetricDefinition``)
-- ``rollout_format``: the rollout-log format ``train/rollouts.py`` writes and the audit reads (``train_`` prefix,
+- ``rollout_format``: the rollout-log format ``train/artifacts/rollout_log.py`` writes and the audit reads (``train_`` prefix,
   none/none, step)
 - ``score_diff``: which items changed grade between two scorers in one log
 - ``rollout_audit``: re-judge rollout logs with a scorer; paid-but-rejected counts per step window
