@@ -36,8 +36,8 @@ bench: setup  ## benchmarks: verifier, re-scoring, sandbox, training harness
 	$(PY) scripts/bench_sandbox.py --host-gb 4
 	$(PY) scripts/bench_train.py
 
-test: setup  ## the default test run (excludes slow and gpu tests)
-	$(PY) -m pytest -m "not slow and not gpu" rewards evals train tests
+test: setup  ## the default test run (excludes slow tests)
+	$(PY) -m pytest -m "not slow" rewards evals train tests
 
 test-slow: setup
 	$(PY) -m pytest -m "slow" tests

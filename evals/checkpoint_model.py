@@ -7,7 +7,7 @@ The policy GRPO trains is the base *as loaded for training* plus the LoRA adapte
 ``load_in_4bit`` that is the 4-bit base. ``hf/<run dir>`` loads the adapter on the full-precision
 base instead (transformers reads ``adapter_config.json`` and knows nothing of the quantization), so it
 scores a different model from the one the rewards shaped. This provider reads the run's ``run.json``
-(train/manifest.py) and loads the base the way training did: TRL's own ``get_quantization_config``
+(train/artifacts/manifest.py) and loads the base the way training did: TRL's own ``get_quantization_config``
 on the recorded model config, and the recorded ``dtype``. ``-M precision=full`` drops the
 quantization (the adapter on the unquantized base, in the recorded ``dtype``), for comparison.
 
@@ -28,6 +28,8 @@ import json
 from logging import getLogger
 from pathlib import Path
 from typing import Any
+
+from evals.run_manifest import RUN_JSON, RunManifestError, read_run_manifest
 
 logger = getLogger(__name__)
 
@@ -52,25 +54,27 @@ def read_run(run_dir: str | Path) -> dict:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"{run_dir}: no such directory (resolved to {run_dir.resolve()})")
-    manifest = run_dir / "run.json"
-    if not manifest.is_file():
+    try:
+        run = read_run_manifest(run_dir)
+    except RunManifestError as exc:
+        raise CheckpointError(f"{exc}: not a run manifest") from None
+    if run is None:
         saved = _checkpoints(run_dir)
         hint = (
             f"the run has not finished; its newest checkpoint is {saved[-1]}: --model verigrpo/{saved[-1]}"
             if saved
             else "it is not a train/grpo.py output directory; evaluate a plain model with --model hf/<path>"
         )
-        raise CheckpointError(f"{manifest} not found: {hint}")
+        raise CheckpointError(f"{run_dir / RUN_JSON} not found: {hint}")
     if not any((run_dir / name).is_file() for name in _WEIGHTS):
         raise CheckpointError(
             f"{run_dir} has run.json but no adapter_config.json (nor config.json): training did not save here "
             "yet; use one of its checkpoint-N folders"
         )
     try:
-        run = json.loads(manifest.read_text())
         run["config"]["model"]["model_name_or_path"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise CheckpointError(f"{manifest}: not a run manifest with config.model ({exc!r})") from None
+    except (KeyError, TypeError) as exc:
+        raise CheckpointError(f"{run_dir / RUN_JSON}: not a run manifest with config.model ({exc!r})") from None
     return run
 
 

@@ -7,7 +7,7 @@
 
 Default data: the 28 bundled problems (22 function problems with HumanEval- or MBPP-style tests, 6
 stdin/stdout). The target of each sample is its test spec, so ``inspect score`` re-grades old logs.
-Needs bubblewrap (see README); without it scoring fails with the fix, it never runs code unsandboxed.
+Needs bubblewrap (see docs/code-answers.md); without it scoring fails with the fix, it never runs code unsandboxed.
 """
 
 from inspect_ai import Task, task

@@ -3,10 +3,10 @@
 A domain is the kind of answer a problem wants and how it is judged. Its record names the dataset
 sources that yield it, how problems load and become training rows (the prompt builder included), the
 reward functions that can score it, the Inspect scorer its tasks use, which training score the rollout
-audit re-judges with which scorer, and the per-step metrics the run plot draws. ``train/data.py``,
-``train/config.py`` (sources and reward names), ``evals/rollout_audit.py`` and ``scripts/plot_run.py``
+audit re-judges with which scorer, and the per-step metrics the run plot draws. ``train/data/rows.py``,
+``train/config/`` (sources and reward names), ``evals/rollout_audit.py`` and ``scripts/plot_run.py``
 read ``DOMAINS`` at use time, so a new domain is one module of problems plus one row here
-(tests/test_domains.py adds a toy one and removes it).
+(tests/evals/test_domains.py adds a toy one and removes it).
 
 Standard library, ``evals.math_data``, ``evals.code_data`` and ``rewards`` only: no Inspect, no torch.
 """

@@ -90,6 +90,21 @@ _MULTI_STEP_QUESTION = "How many {i} are there at the end?"
 OPERATIONS = tuple(_STEPS)
 
 
+@dataclass(frozen=True)
+class ArithmeticSettings:
+    """How procedural problems are drawn. ``ARITHMETIC_DEFAULTS`` is the one source of the defaults of
+    ``procedural_arithmetic``, the eval task's ``-T operations/min_value/max_value/steps`` and training's
+    ``arithmetic_*`` keys."""
+
+    operations: tuple[str, ...] = ("add", "sub", "mul")
+    min_value: int = 1
+    max_value: int = 20
+    steps: int = 1
+
+
+ARITHMETIC_DEFAULTS = ArithmeticSettings()
+
+
 def _apply(op: str, total: int, operand: int) -> int:
     return {"add": total + operand, "sub": total - operand, "mul": total * operand, "div": total // operand}[op]
 
@@ -112,13 +127,13 @@ def _split_of(key: str) -> str:
 
 
 def procedural_arithmetic(
-    n: int = 200,
+    n: int = DEFAULT_ARITHMETIC_PROBLEMS,
     seed: int = 0,
     split: str = "train",
-    operations: Iterable[str] = ("add", "sub", "mul"),
-    min_value: int = 1,
-    max_value: int = 20,
-    steps: int = 1,
+    operations: Iterable[str] = ARITHMETIC_DEFAULTS.operations,
+    min_value: int = ARITHMETIC_DEFAULTS.min_value,
+    max_value: int = ARITHMETIC_DEFAULTS.max_value,
+    steps: int = ARITHMETIC_DEFAULTS.steps,
 ) -> list[MathProblem]:
     """``n`` seeded word problems with integer answers.
 
@@ -278,8 +293,8 @@ def load_file(path: str | Path | None, source: str = "jsonl") -> list[MathProble
 # ---- Hub datasets ---------------------------------------------------------------------------
 
 
-class DatasetUnavailable(RuntimeError):
-    """A Hub dataset could not be fetched."""
+class DatasetUnavailable(DatasetError):
+    """A Hub dataset could not be fetched (offline, no network, no access): the fix is a local copy."""
 
 
 def _load_hub(hub_id: str, config: str | None, split: str) -> Iterable[dict]:
@@ -290,10 +305,11 @@ def _load_hub(hub_id: str, config: str | None, split: str) -> Iterable[dict]:
     try:
         return datasets.load_dataset(hub_id, config, split=split)
     except Exception as exc:  # network, offline mode, auth: all mean "not available here"; the cause is chained
+        cause = " ".join(f"{type(exc).__name__}: {exc}".split())  # one paragraph, whatever the library printed
         raise DatasetUnavailable(
-            f"could not load {hub_id} (split {split!r}) from the Hugging Face Hub: {type(exc).__name__}: {exc}. "
-            "Check the network and that HF_HUB_OFFLINE is not set, or download it once and pass a local copy "
-            "with path=<file.jsonl>."
+            f"could not load {hub_id} (split {split!r}) from the Hugging Face Hub: {cause}. Check the network "
+            "and that HF_HUB_OFFLINE / HF_DATASETS_OFFLINE are not set, or download it once and pass a local copy "
+            "(dataset_path: <file.jsonl> in a training config, -T path=<file.jsonl> for an eval task)."
         ) from exc
 
 

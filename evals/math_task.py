@@ -15,8 +15,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 
 from evals.chat import chat_messages
-from evals.math_data import MathProblem, load_problems
-from evals.scoring import HEADLINE
+from evals.math_data import ARITHMETIC_DEFAULTS, MathProblem, load_problems
+from evals.math_scoring import HEADLINE
 from evals.verify import math_verifier
 from rewards import build_messages, verifier_id
 
@@ -47,10 +47,10 @@ def math_verified(
     shuffle: bool = False,
     num_shots: int = DEFAULT_SHOTS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-    operations: str = "add,sub,mul",
-    min_value: int = 1,
-    max_value: int = 20,
-    steps: int = 1,
+    operations: str = ",".join(ARITHMETIC_DEFAULTS.operations),
+    min_value: int = ARITHMETIC_DEFAULTS.min_value,
+    max_value: int = ARITHMETIC_DEFAULTS.max_value,
+    steps: int = ARITHMETIC_DEFAULTS.steps,
     think: str = "none",
 ) -> Task:
     """Any math dataset (``arithmetic``, ``jsonl``, ``json``, ``gsm8k``, ``math500``), verifier-scored.

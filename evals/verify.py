@@ -6,13 +6,13 @@
 
 From any directory, once installed, the same scorers are ``verigrpo/math_verifier`` and
 ``verigrpo/unit_test_scorer`` (``evals/inspect_plugin/``); both build their Score with
-``evals.scoring.math_scorer`` / ``evals.code_scoring.code_scorer``.
+``evals.math_scoring.math_scorer`` / ``evals.code_scoring.code_scorer``.
 """
 
 from inspect_ai.scorer import Scorer, scorer
 
 from evals.code_scoring import CODE_METRICS, code_scorer
-from evals.scoring import MATH_METRICS, math_scorer
+from evals.math_scoring import MATH_METRICS, math_scorer
 from rewards import grade, grade_code, is_correct
 
 __all__ = ["grade", "grade_code", "is_correct", "math_verifier", "unit_test_scorer"]

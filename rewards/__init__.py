@@ -5,7 +5,20 @@ Imports only the standard library, sympy, latex2sympy2_extended (in the worker p
 
 Layout: ``rewards/math/`` (the math verifier and its rewards), ``rewards/code/`` (the code judge and its
 reward), ``rewards/sandbox/`` (bubblewrap isolation, also used by the Inspect ``bwrap`` provider), and the
-shared pieces here (``verdict``, ``registry``, ``fingerprint``, ``common``).
+shared pieces here:
+
+- ``__init__``: the public names (``is_correct``, ``grade``, ``extract_answer``, ``grade_code``, ...), re-exported
+- ``verdict``: ``Verdict`` (correct, answer, reason, explanation) and the ``Reason`` enum
+- ``registry``: the reward name -> function table configs use; ``unknown_rewards``, ``get_reward_funcs``
+- ``fingerprint``: the verigrpo version and a hash of the ``rewards/`` source, recorded in logs and checkpoints
+- ``common``: helpers both wings use: ``completion_text``, ``run_blocking``
+- ``reward_log``: why each reward paid (answer, reason, explanation), handed to TRL's ``log_extra``
+- ``scorecard``: precision/recall/latency of ``is_correct`` on a labeled JSONL (``python -m rewards.scorecard``)
+
+Symbolic comparisons run in worker processes that start once per process (1-2 s of CPU). Importing
+``rewards`` starts nothing; ``warm_up()`` starts them where that cost is expected (the trainer calls it while
+the model loads, the Inspect math scorer in the background when a task is built). Without it, the first
+symbolic comparison in a process waits for the first worker.
 """
 
 from rewards.code.code_format import CODE_INSTRUCTION, build_code_messages, extract_code, tamper_markers
@@ -23,7 +36,7 @@ from rewards.math.answer_format import (
 )
 from rewards.math.math_rewards import bind_think, correctness, format_reward
 from rewards.math.math_verifier import InvalidReference, check_reference, grade, is_correct
-from rewards.math.worker_pool import VerifierBug, VerifierError, VerifierOverloaded, VerifierUnavailable
+from rewards.math.worker_pool import VerifierBug, VerifierError, VerifierOverloaded, VerifierUnavailable, warm_up
 from rewards.registry import REWARD_FUNCS, get_reward_funcs
 from rewards.sandbox import SandboxError, SandboxLimits, SandboxUnavailable
 from rewards.verdict import Reason, TestOutcome, Verdict
@@ -67,4 +80,5 @@ __all__ = [
     "find_final_answer",
     "grade",
     "is_correct",
+    "warm_up",
 ]

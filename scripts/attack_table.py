@@ -1,4 +1,4 @@
-"""The README's reward-hack table: each hack from tests/test_code_hacks.py scored by a naive harness and by ours.
+"""The reward-hack table of docs/code-answers.md: each hack from tests/rewards/code/test_code_hacks.py scored by a naive harness and by ours.
 
     python scripts/attack_table.py
 
@@ -10,6 +10,7 @@ tests honestly, or (tests that iterate with ``all(map(candidate, xs))``) ``is_ev
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 from pathlib import Path
@@ -21,7 +22,9 @@ HERE = Path(__file__).resolve().parent
 
 
 def load_hacks():
-    spec = importlib.util.spec_from_file_location("test_code_hacks", HERE.parent / "tests" / "test_code_hacks.py")
+    spec = importlib.util.spec_from_file_location(
+        "test_code_hacks", HERE.parent / "tests" / "rewards" / "code" / "test_code_hacks.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -38,6 +41,7 @@ def naive_reward(code: str, tests: dict) -> float:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     hacks = load_hacks()
     # (hacks, HumanEval-style tests, MBPP-style tests, the wrong solution's honest passes, tests per problem)
     suites = [

@@ -18,8 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 
 def build_policy(model_args):
     import torch
@@ -97,8 +95,8 @@ def main() -> int:
 
     from accelerate import Accelerator
 
-    from train.adapter_engine import AdapterSyncGeneration, engine_settings
     from train.config import parse_config
+    from train.engines.colocated import AdapterSyncGeneration, engine_settings
 
     _, training_args, model_args = parse_config(["--config", opts.config])
     model_args.model_name_or_path = str(Path(model_args.model_name_or_path).resolve())

@@ -81,9 +81,9 @@ def run_harness(steps: int, log_rollouts: bool) -> dict:
     from inspect_ai.log import read_eval_log
 
     import rewards
+    from train.artifacts.recording_trainer import RecordingGRPOTrainer
+    from train.artifacts.rollout_log import RolloutRecorder
     from train.grpo import main
-    from train.recording_trainer import RecordingGRPOTrainer
-    from train.rollouts import RolloutRecorder
 
     originals = dict(rewards.REWARD_FUNCS)
     patched = {
@@ -408,6 +408,7 @@ def profile_eval(problems: int, config_path: str, max_tokens: int) -> None:
     sys.path.insert(0, str(REPO / "scripts"))
     import demo
 
+    from evals.checkpoint_eval import checkpoint_model_args, run_eval
     from evals.checkpoint_model import loading_args
 
     with TemporaryDirectory() as tmp:
@@ -420,9 +421,7 @@ def profile_eval(problems: int, config_path: str, max_tokens: int) -> None:
             ("Inspect, transformers generate", {"shared_prefix": False}),
         ):
             start = time.perf_counter()
-            log = demo.run_eval(
-                task, f"verigrpo/{initial}", {**demo.checkpoint_model_args(True), **extra}, Path(tmp) / "logs", label
-            )
+            log = run_eval(task, f"verigrpo/{initial}", {**checkpoint_model_args(True), **extra}, Path(tmp) / "logs")
             seconds = time.perf_counter() - start
             results[label] = (seconds, [s.output.completion for s in log.samples])
         from peft import PeftModel

@@ -2,9 +2,12 @@
 
     python scripts/bench_verifier.py [--numeric 10000] [--skip-math-verify]
 
-Three mixes: GSM8K-style numeric pairs (throughput), a LaTeX-and-symbolic mix and an
-adversarial mix (latency: median / p99 / max per call). Targets (issue #2): >= 5x Math-Verify's
-calls/s on numeric pairs, p99 <= 50 ms on the symbolic mix, no call over 1 s on adversarial input.
+First, the first call after import in fresh processes (issue #22): with ``rewards.warm_up()`` before it
+(where the workers' start is announced and paid; target: the call under 1 s) and without (the call
+pays the first worker's start). Then three mixes: GSM8K-style numeric pairs (throughput), a
+LaTeX-and-symbolic mix and an adversarial mix (latency: median / p99 / max per call). Targets
+(issue #2): >= 5x Math-Verify's calls/s on numeric pairs, p99 <= 50 ms on the symbolic mix, no call
+over 1 s on adversarial input.
 Then a loaded run (issue #11): CPU burners plus 16 threads grading the symbolic and adversarial
 mixes with the result cache off, against the quiet verdicts: p99, max, how many verdicts changed
 (target 0) and how many calls missed the deadline (``VerifierOverloaded``: an error, not a verdict).
@@ -14,11 +17,13 @@ Math-Verify is a dev dependency used only here, as the baseline.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -130,6 +135,20 @@ SYMBOLIC = [
     ("0.3333", r"\frac{1}{3}"),
     ("2.5", r"\frac{5}{2}"),
     (r"\frac{x+2}{7}", r"\frac{x}{7}+\frac{2}{7}"),
+    # round 3 shapes: interval sets, several equations with \pm, solution tuples, doubled backslashes, boxes
+    (r"x < -1 \text{ or } x > 3", r"(-\infty,-1) \cup (3,\infty)"),
+    (r"x < -1 \text{ and } x > 3", r"(-\infty,-1) \cup (3,\infty)"),
+    (r"\{x \mid -2 \le x \le 7\}", "[-2, 7]"),
+    (r"x \in \mathbb{R}", r"(-\infty, \infty)"),
+    (
+        r"\frac{1}{2}, \frac{-1+\sqrt{13}}{4}, \frac{-1-\sqrt{13}}{4}",
+        r"x = \frac{1}{2}, x = \frac{-1 \pm \sqrt{13}}{4}",
+    ),
+    (r"x = \frac{1}{2}, x = \frac{-1 + \sqrt{13}}{4}", r"x = \frac{1}{2}, x = \frac{-1 \pm \sqrt{13}}{4}"),
+    ("(3,17,3,7), (3, 17, 3, 7), (17,3,3,7)", "(3,17,3,7),(17,3,3,7)"),
+    ("(5,2),(7,2)", "p=5,q=2;p=7,q=2"),
+    (r"\\left( \\frac{1}{5},\\frac{1}{6}\\right)", r"(\frac15, \frac16)"),
+    (r"\boxed{2} and \boxed{3}", "2, 3"),
 ]
 
 ADVERSARIAL = [
@@ -163,7 +182,56 @@ ADVERSARIAL = [
     "0/0",
     "\uff11\uff16",
     "4\u00b2",
+    r" \text{ or } ".join(["x < 1", "x > 2"] * 40),
+    r"\{x \mid " * 40 + "x > 3" + r"\}" * 40,
+    "\\\\frac{" * 80 + "1" + "}{2}" * 80,
+    r"\frac{1 \pm 2}{3 \pm 4}",
 ]
+
+# The first call in a fresh process: import, optionally rewards.warm_up(), then one symbolic comparison.
+FIRST_CALL = textwrap.dedent(
+    """
+    import json, sys, time
+    start = time.perf_counter()
+    import rewards
+    imported = time.perf_counter()
+    if sys.argv[1] == "warm_up":
+        rewards.warm_up()
+    warmed = time.perf_counter()
+    assert rewards.is_correct(r"\\frac{x^2-1}{x-1}", "x+1")
+    done = time.perf_counter()
+    print(json.dumps({"import": imported - start, "warm_up": warmed - imported, "first_call": done - warmed}))
+    """
+)
+
+
+def first_call(mode: str) -> dict[str, float]:
+    """Timings of one fresh process (``mode``: "warm_up" or "cold")."""
+    result = subprocess.run(
+        [sys.executable, "-c", FIRST_CALL, mode], capture_output=True, text=True, timeout=600, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"first-call probe failed: {result.stderr[-2000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def first_call_report(repeats: int) -> None:
+    print(f"== first call after import (fresh processes, {repeats} each, a symbolic pair) ==")
+    for mode in ("warm_up", "cold"):
+        runs = [first_call(mode) for _ in range(repeats)]
+        calls = [r["first_call"] for r in runs]
+        imports = max(r["import"] for r in runs)
+        if mode == "warm_up":
+            warm = [r["warm_up"] for r in runs]
+            print(
+                f"after rewards.warm_up() ({min(warm):.2f}-{max(warm):.2f} s, where the start is announced): "
+                f"first call max {1000 * max(calls):.0f} ms (target < 1 s); import rewards max {1000 * imports:.0f} ms"
+            )
+        else:
+            print(
+                f"without warm_up: first call {min(calls):.2f}-{max(calls):.2f} s "
+                "(pays the first worker's start; the trainer and the Inspect scorer never do this)"
+            )
 
 
 def numeric_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
@@ -201,6 +269,9 @@ def math_verify_is_correct():
     return check
 
 
+MISSED: list[tuple[str, str]] = []  # calls that missed the deadline (VerifierOverloaded) in the quiet mixes
+
+
 def timed(func, pairs) -> list[float]:
     latencies = []
     for candidate, reference in pairs:
@@ -209,6 +280,8 @@ def timed(func, pairs) -> list[float]:
             func(candidate, reference)
         except InvalidReference:
             pass
+        except VerifierOverloaded:  # a busy machine: an error, not a verdict; counted and reported
+            MISSED.append((candidate[:40], reference))
         latencies.append(time.perf_counter() - start)
     return latencies
 
@@ -282,8 +355,12 @@ def main() -> None:
     parser.add_argument("--burners", type=int, default=2, help="CPU burner processes in the loaded run (0: skip it)")
     parser.add_argument("--threads", type=int, default=16, help="caller threads in the loaded run")
     parser.add_argument("--rounds", type=int, default=2, help="times each pair is graded in the loaded run")
+    parser.add_argument("--first-call-runs", type=int, default=3, help="fresh processes per first-call mode (0: skip)")
     args = parser.parse_args()
 
+    if args.first_call_runs:
+        first_call_report(args.first_call_runs)
+        print()
     warm_up()
     contenders = {"rewards.is_correct": is_correct}
     if not args.skip_math_verify:
@@ -308,6 +385,9 @@ def main() -> None:
             results[name] = timed(func, mix)
             print(f"{name:20s} {summary(results[name])}")
         ours = results["rewards.is_correct"]
+        if MISSED:
+            print(f"deadline missed (VerifierOverloaded, the machine was busy): {len(MISSED)} {MISSED[:3]}")
+            MISSED.clear()
         if title == "adversarial":
             print(f"calls over 1 s: {sum(t > 1.0 for t in ours)} (target 0)")
         else:

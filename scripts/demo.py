@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import inspect
 import json
 import os
 import platform
@@ -33,6 +32,8 @@ import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+
+from evals.checkpoint_eval import EvalFailed, checkpoint_model_args, checkpoint_ref, eval_command, run_eval
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL_DIR = REPO / "models" / "smollm2-135m-instruct"
@@ -54,70 +55,20 @@ COMPARISONS = (
 )
 
 
-def eval_connections(problems: int) -> int:
-    """Inspect's hf provider batches up to ``--max-connections`` requests and closes a batch after 2 s
-    without a new one: with one batch for all problems the batch, and so every greedy token (padding and
-    batch shapes change floating-point sums), does not depend on timing; one batch is also the cheapest."""
-    return max(1, problems)
-
-
 def eval_task_args(config: str, problems: int, max_tokens: int | None = None) -> dict:
     """The held-out 'test' split of the same generator the config trains on (same operations and range), with
     the completion budget training gives (``max_completion_length``) unless ``max_tokens`` says otherwise."""
     from train.config import parse_config
-    from train.data import arithmetic_settings
+    from train.data.rows import held_out_task_args
 
     script_args, training_args, _ = parse_config(["--config", config])
-    arithmetic = arithmetic_settings(script_args)
-    return {
-        "limit": problems,
-        "seed": script_args.dataset_seed,
-        "num_shots": script_args.num_shots,
-        **arithmetic,
-        "operations": ",".join(arithmetic["operations"]),  # as `-T operations=...` takes it
-        "max_tokens": max_tokens or training_args.max_completion_length,
-    }
+    return held_out_task_args(script_args, problems, max_tokens or training_args.max_completion_length)
 
 
 def eval_task(task_args: dict):
     from evals.math_task import math_verified
 
     return math_verified(**task_args)
-
-
-def checkpoint_model_args(quantized: bool) -> dict:
-    """Greedy on CPU through the ``verigrpo/`` provider, which loads the run as its run.json says it was
-    trained (``quantized``) or unquantized (``precision=full``): the same code as the printed CLI command."""
-    return {"do_sample": False, "device": "cpu", "precision": "trained" if quantized else "full"}
-
-
-def checkpoint_ref(run_dir: Path) -> str:
-    """``verigrpo/<run dir>``, relative to the repository root when inside it (where ``inspect eval`` runs)."""
-    run_dir = Path(run_dir).resolve()
-    return f"verigrpo/{run_dir.relative_to(REPO) if run_dir.is_relative_to(REPO) else run_dir}"
-
-
-def inspect_command() -> str:
-    """This environment's ``inspect`` (``.venv/bin/inspect`` in a checkout), so the printed command works
-    without activating the virtual environment."""
-    here = Path(sys.executable).parent / "inspect"  # not resolved: the venv's bin/ is what counts
-    if not here.is_file():
-        return "inspect"
-    return str(here.relative_to(REPO) if here.is_relative_to(REPO) else here)
-
-
-def eval_command(run_dir: Path, task_args: dict, quantized: bool = True) -> str:
-    """The ``inspect eval`` command line (run from the repository root) that scores ``run_dir`` on the demo's
-    problems as the demo does: greedy, through the ``verigrpo/`` provider, in one batch."""
-    from evals.math_task import math_verified
-
-    defaults = {name: p.default for name, p in inspect.signature(math_verified).parameters.items()}
-    task = " ".join(f"-T {k}={v}" for k, v in task_args.items() if defaults.get(k) != v)
-    precision = "" if quantized else " -M precision=full"
-    return (
-        f"{inspect_command()} eval evals/math_task.py@math_verified {task} --model {checkpoint_ref(run_dir)} "
-        f"-M do_sample=false{precision} --max-connections {eval_connections(task_args['limit'])}"
-    )
 
 
 def write_initial_policy(config: str, directory: Path) -> Path:
@@ -129,8 +80,8 @@ def write_initial_policy(config: str, directory: Path) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import get_peft_config
 
+    from train.artifacts.manifest import build_manifest, write_manifest
     from train.config import parse_config
-    from train.manifest import build_manifest, write_manifest
 
     script_args, training_args, model_args = parse_config(["--config", config, "--output_dir", str(directory)])
     model_args.model_name_or_path = str((REPO / model_args.model_name_or_path).resolve())  # as training writes it
@@ -142,25 +93,6 @@ def write_initial_policy(config: str, directory: Path) -> Path:
     AutoTokenizer.from_pretrained(model_args.model_name_or_path).save_pretrained(directory)
     write_manifest(build_manifest(script_args, training_args, model_args), directory, 0)
     return directory
-
-
-def run_eval(task, model: str, model_args: dict, log_dir: Path, label: str, max_connections: int | None = None):
-    """One greedy Inspect eval in this process; the log (raises if the eval failed)."""
-    from inspect_ai import eval as inspect_eval
-
-    problems = len(task.dataset)
-    print(f"\n[demo] evaluating {label}: {problems} held-out problems, greedy, {model}", flush=True)
-    (log,) = inspect_eval(
-        task,
-        model=model,
-        model_args=model_args,
-        log_dir=str(log_dir),
-        max_connections=max_connections or eval_connections(problems),
-        display="plain",
-    )
-    if log.status != "success":
-        raise SystemExit(f"[demo] the eval of {label} failed ({log.status}): {log.error}")
-    return log
 
 
 def eval_row(log, run_dir: Path | None = None) -> dict:
@@ -355,7 +287,7 @@ def main() -> int:
     phases: dict = {}
     facts = {"machine": machine()}
 
-    from train.manifest import git_commit, package_versions
+    from train.artifacts.manifest import git_commit, package_versions
 
     with phase(phases, "prepare"):
         subprocess.run([sys.executable, REPO / "scripts" / "prepare_cpu_model.py", "--out", MODEL_DIR], check=True)
@@ -367,7 +299,12 @@ def main() -> int:
 
     def evaluate(key: str, label: str, run_dir: Path, precision: str) -> None:
         with phase(phases, f"eval {key}"):
-            log = run_eval(task, f"verigrpo/{run_dir}", checkpoint_model_args(precision == "trained"), log_dir, label)
+            model = f"verigrpo/{run_dir}"
+            print(f"\n[demo] evaluating {label}: {len(task.dataset)} held-out problems, greedy, {model}", flush=True)
+            try:
+                log = run_eval(task, model, checkpoint_model_args(precision == "trained"), log_dir)
+            except EvalFailed as exc:
+                raise SystemExit(f"[demo] {label}: {exc}") from None
         logs[key], rows[key] = log, eval_row(log, out)
         if rows[key]["batches"] > 1:  # the machine stalled for 2 s while Inspect was queuing the requests
             print(

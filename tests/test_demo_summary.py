@@ -7,9 +7,9 @@ import re
 import sys
 
 import pytest
-from conftest import REPO
 
 from evals.paired import PairedTable, compare
+from tests.helpers import REPO
 
 sys.path.insert(0, str(REPO / "scripts"))
 import demo  # noqa: E402 - scripts/ is not a package
@@ -84,7 +84,9 @@ def test_table_lines_read_as_the_intervals_say():
 
     summary = {
         "eval": {"problems": 200},
-        "evals": {key: row(a) for key, a in zip(("base_4bit", "grpo_4bit", "base_full", "grpo_full"), (0.0, 0.6, 0.5, 0.7))},
+        "evals": {
+            key: row(a) for key, a in zip(("base_4bit", "grpo_4bit", "base_full", "grpo_full"), (0.0, 0.6, 0.5, 0.7))
+        },
         "comparisons": {
             "grpo_4bit_vs_base_4bit": diff(PairedTable(0, 120, 0, 80)),
             "grpo_4bit_vs_base_full": diff(PairedTable(90, 30, 10, 70)),

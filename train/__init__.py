@@ -1,0 +1,12 @@
+"""Training: ``python train/grpo.py --config configs/X.yaml`` runs TRL's GRPOTrainer on the shared verifier.
+
+The folders are the stages of a run, in order:
+
+    config/      what a config may hold and every check before a model loads (arguments, parsing,
+                 validation, machine pre-flight, --help)
+    data/        training rows from the problem sources, with the prompt the evals use
+    engines/     vLLM rollouts for a LoRA policy that send only the adapter (colocated, or vLLM servers)
+    artifacts/   what a run leaves: run.json and the model card, rollout logs, the recording trainer, the curve
+    grpo.py      the entry point: parse -> validate -> build the trainer -> train -> save
+    trl_seams.py every private TRL name verigrpo relies on, in one module, each pinned by a test
+"""

@@ -56,24 +56,18 @@ def _summary(log_history: list[dict], seconds: float, first_step: int = 0) -> st
 def build_trainer(script_args: ScriptArguments, training_args, model_args):
     """Validate, load the data and build the trainer: (trainer, rollout recorder or None, manifest).
 
-    Raises ConfigError/DatasetError before any model loads. ``main`` trains it; checks and benchmarks
-    (scripts/check_on_policy.py) use it to get the very trainer ``main`` would run.
+    Raises ConfigError/DatasetError (and ServerError for servers that do not answer) before any model
+    loads. ``main`` trains it; checks and benchmarks (scripts/check_on_policy.py) use it to get the very
+    trainer ``main`` would run. Whoever builds it calls ``trainer.close_rollout_engine()`` when done.
     """
     validate(script_args, training_args, model_args)
-    from train.data import load_training_problems, to_dataset
+    from train.data.rows import load_training_problems, to_dataset
+    from train.engines.selection import engine_factory
 
     problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
-    if script_args.vllm_server_urls and training_args.use_vllm and training_args.vllm_mode == "server":
-        from train.server_engine import ServerPool, server_settings
-
-        # a wrong URL or a server that is down stops the run now, before any model is loaded
-        pool = ServerPool(server_settings(script_args, training_args, model_args))
-        try:
-            pool.wait_until_ready(training_args.vllm_server_timeout)
-        finally:
-            pool.close()
+    engine = engine_factory(script_args, training_args, model_args)  # servers that do not answer stop it here
 
     # start the verifier's symbolic workers now, while the model loads, not inside the first reward call;
     # a pool that cannot start stops the run below (with the worker's own error), before training
@@ -83,45 +77,13 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     from trl import get_peft_config, get_quantization_config
 
     from rewards import get_reward_funcs
-    from train.manifest import ManifestCallback, build_manifest, rollout_metadata
-    from train.recording_trainer import RecordingGRPOTrainer, RolloutFlushCallback
-    from train.rollouts import RolloutRecorder
+    from train.artifacts.recording_trainer import RecordingGRPOTrainer
 
-    model_path = model_args.model_name_or_path
-    if Path(model_path).is_dir():
-        # absolute, so the adapter's base_model_name_or_path works from any directory (inspect eval hf/<adapter>)
-        model_path = model_args.model_name_or_path = str(Path(model_path).resolve())
-    training_args.model_init_kwargs = {
-        "revision": model_args.model_revision,
-        "dtype": model_args.dtype,
-        "attn_implementation": model_args.attn_implementation,
-        **(training_args.model_init_kwargs or {}),
-    }
-    manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
-    output_dir = Path(training_args.output_dir)
-    callbacks = [ManifestCallback(manifest)]
-    recorder = None
-    if script_args.log_rollouts:
-        recorder = RolloutRecorder(
-            output_dir / "rollouts",
-            every_steps=script_args.rollout_log_steps,
-            num_generations=training_args.num_generations,
-            metadata=rollout_metadata(manifest),
-        )
-        callbacks.append(RolloutFlushCallback(recorder))
-    engine = servers = None
-    if training_args.use_vllm and model_args.use_peft and training_args.vllm_mode == "server":
-        from train.server_engine import server_settings
-
-        servers = server_settings(script_args, training_args, model_args)  # vLLM servers load each adapter by name
-    elif training_args.use_vllm and model_args.use_peft:
-        from train.adapter_engine import engine_settings
-
-        engine = engine_settings(model_args, training_args)  # vLLM holds the base; each sync sends the adapter
+    model_path = _resolve_model(model_args, training_args)
+    manifest, callbacks, recorder = _artifacts(script_args, training_args, model_args)
     trainer = RecordingGRPOTrainer(
         model=model_path,
-        engine_settings=engine,
-        server_settings=servers,
+        engine_factory=engine,
         reward_funcs=get_reward_funcs(script_args.reward_funcs, think=script_args.think),
         reward_names=list(script_args.reward_funcs),
         rollout_recorder=recorder,
@@ -132,27 +94,57 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         callbacks=callbacks,
     )
     warming.shutdown(wait=False)
-    warmed.result()  # VerifierUnavailable here, not tracebacks from a thread while training runs
-    if trainer.rollout_engine_state() is not None:  # run.json: the vLLM engine and the adapter it serves
+    try:
+        warmed.result()  # VerifierUnavailable here, not tracebacks from a thread while training runs
+    except BaseException:
+        trainer.close_rollout_engine()
+        raise
+    if trainer.rollout_engine is not None:  # run.json: the vLLM engine and the adapter it serves
         callbacks[0].live = lambda: {"rollout_engine": trainer.rollout_engine_state()}
     trainer.manifest_callback = callbacks[0]
     return trainer, recorder, manifest
 
 
-def _close_server_engine(trainer) -> None:
-    """The server engine's adapter files and connections go when training ends (the servers stay up)."""
-    from train.server_engine import ServerAdapterGeneration
+def _resolve_model(model_args, training_args) -> str:
+    """The base model as the trainer loads it: a local directory made absolute (so the adapter's
+    base_model_name_or_path works from any directory, inspect eval hf/<adapter>), and its loading arguments."""
+    model_path = model_args.model_name_or_path
+    if Path(model_path).is_dir():
+        model_path = model_args.model_name_or_path = str(Path(model_path).resolve())
+    training_args.model_init_kwargs = {
+        "revision": model_args.model_revision,
+        "dtype": model_args.dtype,
+        "attn_implementation": model_args.attn_implementation,
+        **(training_args.model_init_kwargs or {}),
+    }
+    return model_path
 
-    engine = getattr(trainer, "vllm_generation", None)
-    if isinstance(engine, ServerAdapterGeneration):
-        engine.close()
+
+def _artifacts(script_args, training_args, model_args):
+    """(manifest, callbacks, rollout recorder or None): run.json in every checkpoint, rollout logs if asked."""
+    from train.artifacts.manifest import ManifestCallback, build_manifest, rollout_metadata
+    from train.artifacts.recording_trainer import RolloutFlushCallback
+    from train.artifacts.rollout_log import RolloutRecorder
+
+    manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
+    callbacks = [ManifestCallback(manifest)]
+    recorder = None
+    if script_args.log_rollouts:
+        recorder = RolloutRecorder(
+            Path(training_args.output_dir) / "rollouts",
+            every_steps=script_args.rollout_log_steps,
+            num_generations=training_args.num_generations,
+            metadata=rollout_metadata(manifest),
+        )
+        callbacks.append(RolloutFlushCallback(recorder))
+    return manifest, callbacks, recorder
 
 
 def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
     trainer, recorder, manifest = build_trainer(script_args, training_args, model_args)
-    from train.manifest import write_manifest
-    from train.recording_trainer import RunSpanCallback
+    from train.artifacts.manifest import write_manifest
+    from train.artifacts.recording_trainer import RunSpanCallback
 
     output_dir = Path(training_args.output_dir)
     span = RunSpanCallback()
@@ -161,7 +153,7 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     try:
         trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     finally:
-        _close_server_engine(trainer)
+        trainer.close_rollout_engine()  # adapter files and server connections go, also after a failure
     seconds = time.perf_counter() - start
     trainer.save_model(str(output_dir))
     history = trainer.state.log_history
@@ -187,7 +179,7 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
 
 def cli(argv: list[str] | None = None) -> int:
     from evals.math_data import DatasetError
-    from train.vllm_server_api import ServerError
+    from train.engines.vllm_server_api import ServerError
 
     try:
         script_args, training_args, model_args = parse_config(argv)

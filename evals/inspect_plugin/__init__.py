@@ -8,7 +8,9 @@ So the names here are made ``verigrpo/<name>`` in every case, and
 
     inspect score LOG --scorer verigrpo/math_verifier --action append --output-file NEW.eval --model none/none
 
-works from any directory; so does ``verigrpo/unit_test_scorer``. The ``bwrap`` sandbox provider is
+works from any directory; so does ``verigrpo/unit_test_scorer``. The metrics of a rollout log's training
+scores (``verigrpo/group_mean``, ``verigrpo/pass_at_G``: ``evals/group_metrics.py``) are registered here, so
+``inspect score`` and ``recompute_metrics`` find them by the names the log records. The ``bwrap`` sandbox provider is
 registered here too (Inspect matches sandbox names without the prefix: ``sandbox="bwrap"``), and so is
 the model provider ``verigrpo`` (``evals/checkpoint_model.py``): ``--model verigrpo/<run dir>`` evaluates
 a training checkpoint loaded as its run.json says it was trained (4-bit base included).
@@ -17,13 +19,14 @@ pyproject.toml maps this folder to the package name and declares the
 """
 
 from inspect_ai.model import modelapi
-from inspect_ai.scorer import Scorer, scorer
+from inspect_ai.scorer import Metric, Scorer, metric, scorer
 from inspect_ai.util import sandboxenv
 
 from evals.bwrap_sandbox import BwrapSandboxEnvironment
 from evals.code_scoring import CODE_METRICS, code_scorer
+from evals.group_metrics import group_mean_metric, pass_at_group_metric
 from evals.inspect_seams import registry_name
-from evals.scoring import MATH_METRICS, math_scorer
+from evals.math_scoring import MATH_METRICS, math_scorer
 
 NAMESPACE = "verigrpo"
 
@@ -39,7 +42,7 @@ def _name(name: str) -> str:
 
 # The scorers below and evals/verify.py's are two registrations (installed ``verigrpo/<name>`` here, the
 # file-path name there: Inspect derives the prefix from the defining module) of one implementation each,
-# ``evals.scoring.math_scorer`` and ``evals.code_scoring.code_scorer``, with the same parameters.
+# ``evals.math_scoring.math_scorer`` and ``evals.code_scoring.code_scorer``, with the same parameters.
 @scorer(metrics=MATH_METRICS, name=_name("math_verifier"))
 def math_verifier(think: str = "none") -> Scorer:
     """Correct when the completion's final answer equals the target under ``rewards.grade`` (``-S think=``
@@ -51,6 +54,18 @@ def math_verifier(think: str = "none") -> Scorer:
 def unit_test_scorer() -> Scorer:
     """Fraction of the target's unit tests passed in sandboxes (``rewards.grade_code``)."""
     return code_scorer()
+
+
+@metric(name=_name("group_mean"), scores="unreduced")
+def group_mean() -> Metric:
+    """A rollout log's training score: the mean over GRPO groups of each group's mean."""
+    return group_mean_metric()
+
+
+@metric(name=_name("pass_at_G"), scores="unreduced")
+def pass_at_G(k: int) -> Metric:  # noqa: N802 - G is the group size, as in pass@G
+    """A rollout log's training score: the share of GRPO groups of ``k`` (= G) completions with one full score."""
+    return pass_at_group_metric(k)
 
 
 @sandboxenv(name=_name("bwrap"))

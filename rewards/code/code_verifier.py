@@ -104,6 +104,18 @@ def _verdict(code: str, outcomes: list[TestOutcome], flags: list[str]) -> Verdic
     return Verdict(not failures, code, reason, summary, passed, total, tuple(outcomes))
 
 
+@dataclass
+class _JudgeRun:
+    """What one run of the judge against a solution left: its report lines, exit, and how it ended."""
+
+    stdout: bytes
+    stderr: bytes
+    returncode: int | None
+    timed_out: bool  # the judge did not finish within the wall limit plus its grace
+    over: bool  # the judge wrote more than its output cap
+    solution_status: int | None  # the solution sandbox's exit, if it died before the judge was done
+
+
 async def _run_function_tests(
     code: str, spec: TestSpec, limits: SandboxLimits, stand_in: bool = False
 ) -> tuple[list[TestOutcome], list[str]]:
@@ -111,6 +123,41 @@ async def _run_function_tests(
     it again against a stand-in (``stand_in=True``) that raises on every call: the judge fails again
     only if the tests fail on their own (JudgeError), otherwise it was this solution's answers, and its
     tests without a verdict fail. No solution can make this raise."""
+    solution, judge = await _start_solution_and_judge(code, spec, limits)
+    run = await _await_judge(solution, judge, spec, limits)
+    report = _read_report(run.stdout.decode(errors="replace"), len(spec.tests))
+    if report.setup_error is not None:
+        raise InvalidTests(f"the tests' own setup code failed in the judge: {report.setup_error}")
+    outcomes, flags = report.outcomes, report.limits
+    if run.timed_out or run.over or run.returncode != 0 or not report.done:
+        failure = (
+            f"the judge did not finish within {limits.wall_s + JUDGE_GRACE_S:g} s"
+            if run.timed_out
+            else f"the judge failed (exit {run.returncode}{', output over its cap' if run.over else ''})"
+        )
+        if stand_in:
+            raise JudgeError(f"{failure}: {run.stderr.decode(errors='replace')[-2000:]}")
+        try:
+            await _run_function_tests(_stand_in_code(spec), spec, limits, stand_in=True)
+        except JudgeError as exc:
+            raise JudgeError(f"{failure}, and again against a stand-in that only raises: {exc}") from None
+        # Without this solution the judge works: its answers stopped it. Its tests without a verdict fail
+        # (the honest fraction stays) and the batch goes on.
+        logger.warning("%s on a solution's answers (not on a stand-in's); its remaining tests fail", failure)
+        message = f"{failure} on the solution's answers"
+        outcomes = [o if o.index in report.verdicts else TestOutcome(o.index, False, message) for o in outcomes]
+        flags.append("timeout" if run.timed_out else "judge stopped")
+    if run.solution_status is not None and run.solution_status > 128:
+        flags.append(_signal_flag(run.solution_status - 128))
+    return outcomes, flags
+
+
+async def _start_solution_and_judge(
+    code: str, spec: TestSpec, limits: SandboxLimits
+) -> tuple[sandbox.Sandbox, sandbox.Sandbox]:
+    """The solution sandbox (the model's code behind server.py) and the judge sandbox (the trusted tests),
+    joined only by two pipes the host makes and then closes on its side. If the second fails to start, the
+    first is reaped before the error propagates."""
     request_read, request_write = os.pipe()
     answer_read, answer_write = os.pipe()
     boxes: list[sandbox.Sandbox] = []
@@ -144,6 +191,13 @@ async def _run_function_tests(
         if len(boxes) < 2:
             for box in boxes:
                 await box.reap()
+    return solution, judge
+
+
+async def _await_judge(
+    solution: sandbox.Sandbox, judge: sandbox.Sandbox, spec: TestSpec, limits: SandboxLimits
+) -> _JudgeRun:
+    """Read the judge's report until it exits or its time is up; both sandboxes are reaped on the way out."""
     stdout, stderr = bytearray(), bytearray()
     returncode: int | None = None
     timed_out = over = False
@@ -164,31 +218,7 @@ async def _run_function_tests(
         solution_status = solution.process.returncode  # set only if it died before the judge was done
     finally:
         await asyncio.gather(solution.reap(), judge.reap())
-    report = _read_report(stdout.decode(errors="replace"), len(spec.tests))
-    if report.setup_error is not None:
-        raise InvalidTests(f"the tests' own setup code failed in the judge: {report.setup_error}")
-    outcomes, flags = report.outcomes, report.limits
-    if timed_out or over or returncode != 0 or not report.done:
-        failure = (
-            f"the judge did not finish within {limits.wall_s + JUDGE_GRACE_S:g} s"
-            if timed_out
-            else f"the judge failed (exit {returncode}{', output over its cap' if over else ''})"
-        )
-        if stand_in:
-            raise JudgeError(f"{failure}: {stderr.decode(errors='replace')[-2000:]}")
-        try:
-            await _run_function_tests(_stand_in_code(spec), spec, limits, stand_in=True)
-        except JudgeError as exc:
-            raise JudgeError(f"{failure}, and again against a stand-in that only raises: {exc}") from None
-        # Without this solution the judge works: its answers stopped it. Its tests without a verdict fail
-        # (the honest fraction stays) and the batch goes on.
-        logger.warning("%s on a solution's answers (not on a stand-in's); its remaining tests fail", failure)
-        message = f"{failure} on the solution's answers"
-        outcomes = [o if o.index in report.verdicts else TestOutcome(o.index, False, message) for o in outcomes]
-        flags.append("timeout" if timed_out else "judge stopped")
-    if solution_status is not None and solution_status > 128:
-        flags.append(_signal_flag(solution_status - 128))
-    return outcomes, flags
+    return _JudgeRun(bytes(stdout), bytes(stderr), returncode, timed_out, over, solution_status)
 
 
 def _stand_in_code(spec: TestSpec) -> str:
@@ -283,21 +313,22 @@ async def _run_io_cases(
 
 async def grade_code_many(
     items: Iterable[tuple[str, Any]], limits: SandboxLimits | None = None, *, skip_invalid: bool = False
-) -> list[Verdict | None]:
+) -> list[Verdict | InvalidTests]:
     """Grade ``(completion, tests)`` pairs concurrently (bounded by VERIGRPO_CODE_CONCURRENCY).
 
     ``skip_invalid``: a pair whose tests turn out unusable (``InvalidTests``, e.g. their setup code fails
-    in the judge) gives None, logged, instead of raising for the whole batch. Other errors still raise.
+    in the judge) gives that error in its place, logged, instead of raising for the whole batch. Other
+    errors still raise.
     """
 
-    async def one(completion: str, tests: Any) -> Verdict | None:
+    async def one(completion: str, tests: Any) -> Verdict | InvalidTests:
         try:
             return await grade_code(completion, tests, limits)
         except InvalidTests as exc:
             if not skip_invalid:
                 raise
             logger.warning("unusable tests, not graded: %s", exc)
-            return None
+            return exc
 
     return list(await asyncio.gather(*(one(completion, tests) for completion, tests in items)))
 

@@ -39,10 +39,31 @@ class NumberTooLarge(ValueError):
     """A literal beyond the size bounds: the caller treats it as too complex."""
 
 
+# A rounded reference must state at least this many significant digits before an exact candidate may round
+# to it: one digit (``0.2``) is a window of up to +-50 % (``1/6`` would pay for an exact 1/5); two (``0.33``)
+# at most +-5 %.
+MIN_ROUNDING_DIGITS = 2
+
+
 @dataclass(frozen=True)
 class ExactNumber:
     value: Fraction
     decimal_places: int | None  # digits after the point when written as a decimal, else None
+
+    @property
+    def rounding_places(self) -> int | None:
+        """The decimal places an exact candidate may be rounded to for this reference, or None (exact only).
+
+        Only a decimal with at least ``MIN_ROUNDING_DIGITS`` significant digits, as written, can be read as
+        a rounded value: ``0.33`` (2 places), ``12.3`` (1 place), not ``0.2`` or ``0.05``.
+
+        >>> parse_number("0.33").rounding_places, parse_number("0.2").rounding_places, parse_number("12.3").rounding_places
+        (2, None, 1)
+        """
+        if not self.decimal_places:
+            return None
+        digits = len(str(abs((self.value * 10**self.decimal_places).numerator)))
+        return self.decimal_places if digits >= MIN_ROUNDING_DIGITS else None
 
 
 def _digits_ok(*parts: str | None) -> None:

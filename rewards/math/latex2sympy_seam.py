@@ -6,7 +6,7 @@ subclasses its private ``_Latex2Sympy`` and sets the ANTLR parser's ``_interp.pr
 runtime; when it cannot decide it bails with ``ParseCancellationException`` and the full LL parse runs).
 
 Written against latex2sympy2_extended 1.11.0 (pinned in pyproject.toml) and antlr4-python3-runtime
-4.13.2 (its runtime). Checked by tests/test_symbolic_parser.py: the two-stage parse gives exactly what
+4.13.2 (its runtime). Checked by tests/rewards/math/test_symbolic_parser.py: the two-stage parse gives exactly what
 the library's own parse gives on every leaf of the verifier's test tables, and SLL failures fall back.
 """
 

@@ -13,9 +13,10 @@ from collections import Counter
 from collections.abc import Callable
 
 from rewards.common import completion_text
-from rewards.math.answer_format import THINK_MODES, THINK_NONE, extract_answer
+from rewards.math.answer_format import THINK_MODES, THINK_NONE, find_final_answer
 from rewards.math.math_verifier import InvalidReference, grade
 from rewards.math.worker_pool import VerifierOverloaded
+from rewards.reward_log import WhyPaid, log_why
 from rewards.verdict import Reason
 
 logger = logging.getLogger(__name__)
@@ -28,22 +29,18 @@ MATH_OUTCOMES = (
     "verifier_overloaded",  # no verdict within the deadline on a busy machine: reward None
 )
 METRIC_PREFIX = "verdict/"
-EXTRA_COLUMN = "verdict_reason"
 
 
-def log_outcomes(outcomes: list[str], log_metric: Callable | None, log_extra: Callable | None) -> None:
-    """Report why each completion scored as it did through TRL's reward-logging hooks (if given).
+def log_outcomes(outcomes: list[str], log_metric: Callable | None) -> None:
+    """Report the share of each outcome through TRL's ``log_metric(name, value)`` hook (if given).
 
-    TRL (>= 1.16) passes ``log_metric(name, value)`` (averaged per logging step, next to ``kl`` and
-    ``entropy``) and ``log_extra(column, values)`` (a column of the completions table) to every
-    reward function; Inspect and plain calls pass neither, and nothing is logged.
+    TRL (>= 1.16) passes it to every reward function (averaged per logging step, next to ``kl`` and
+    ``entropy``); Inspect and plain calls do not, and nothing is logged.
     """
     if log_metric is not None and outcomes:
         counts = Counter(outcomes)
         for outcome in MATH_OUTCOMES:
             log_metric(METRIC_PREFIX + outcome, counts[outcome] / len(outcomes))
-    if log_extra is not None:
-        log_extra(EXTRA_COLUMN, list(outcomes))
 
 
 def correctness(
@@ -55,7 +52,8 @@ def correctness(
     sample, because it is a dataset bug, not something the policy did; so does a verdict the busy
     machine could not deliver within the deadline (``VerifierOverloaded``): the answer may be right.
     Any other verifier failure is a bug and raises. Per step, the share of completions by
-    ``Verdict`` reason goes to ``log_metric`` as ``verdict/<reason>``.
+    ``Verdict`` reason goes to ``log_metric`` as ``verdict/<reason>``, and each verdict's answer,
+    reason and explanation to ``log_extra`` (``rewards.reward_log``), for the rollout log.
 
     >>> correctness(["2 + 2 = 4\nANSWER: 4", "ANSWER: 5", "no idea"], answer=["4", "4", "4"])
     [1.0, 0.0, 0.0]
@@ -65,35 +63,45 @@ def correctness(
     if len(completions) != len(answer):
         raise ValueError(f"{len(completions)} completions but {len(answer)} answers")
     rewards: list[float | None] = []
-    outcomes: list[str] = []
+    whys: list[WhyPaid] = []
     for index, (completion, reference) in enumerate(zip(completions, answer)):
         try:
             verdict = grade(completion_text(completion), reference, think=think)
         except InvalidReference as exc:
             logger.warning("correctness: sample %d has an unusable reference, reward is None: %s", index, exc)
             rewards.append(None)
-            outcomes.append("invalid_reference")
+            whys.append(WhyPaid(None, "invalid_reference", str(exc)))
             continue
         except VerifierOverloaded as exc:
             logger.warning("correctness: sample %d got no verdict in time, reward is None: %s", index, exc)
             rewards.append(None)
-            outcomes.append("verifier_overloaded")
+            whys.append(WhyPaid(None, "verifier_overloaded", str(exc)))
             continue
         rewards.append(1.0 if verdict.correct else 0.0)
-        outcomes.append(verdict.reason.value)
-    log_outcomes(outcomes, log_metric, log_extra)
+        whys.append(WhyPaid.of(verdict))
+    log_outcomes([why.reason for why in whys], log_metric)
+    log_why("correctness", whys, log_extra)
     return rewards
 
 
-def format_reward(completions, think: str = THINK_NONE, **kwargs) -> list[float]:
+def format_reward(completions, think: str = THINK_NONE, log_extra=None, **kwargs) -> list[float]:
     r"""1.0 when a single final answer can be extracted (an ``ANSWER:`` line or one ``\boxed{}``).
 
-    Log it at weight 0 to watch format adherence, or give it weight for shaping.
+    Log it at weight 0 to watch format adherence, or give it weight for shaping. What it found (the
+    answer, or why there is none) goes to ``log_extra`` for the rollout log.
 
     >>> format_reward(["ANSWER: 3", "It is 3.", "ANSWER: 3\nANSWER: 4"])
     [1.0, 0.0, 0.0]
     """
-    return [0.0 if extract_answer(completion_text(c), think) is None else 1.0 for c in completions]
+    found = [find_final_answer(completion_text(c), think) for c in completions]
+    log_why("format_reward", [_format_why(f) for f in found], log_extra)
+    return [0.0 if f.answer is None else 1.0 for f in found]
+
+
+def _format_why(found) -> WhyPaid:
+    if found.answer is None:
+        return WhyPaid(None, found.reason.value, found.detail)
+    return WhyPaid(found.answer, "found", f"one final answer: {found.answer!r}")
 
 
 class ThinkBound:

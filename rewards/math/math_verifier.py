@@ -9,9 +9,10 @@ A candidate that fails any bound is False; a reference that cannot be read raise
 ``InvalidReference`` (a dataset bug, not a wrong answer); a verifier that cannot give a verdict in
 time raises ``VerifierOverloaded`` (the machine's fault, not the candidate's).
 
-Rounding: a reference written with N decimals accepts a rounded candidate only when the candidate
-is exact and has no finite decimal expansion (``\sqrt{2}`` for ``1.41``, ``1/3`` for ``0.33``):
-only then must the reference be an approximation. Decimals, and fractions with a finite decimal
+Rounding: a reference written with N decimals and at least two significant digits accepts a rounded
+candidate only when the candidate is exact and has no finite decimal expansion (``\sqrt{2}`` for
+``1.41``, ``1/3`` for ``0.33``): only then must the reference be an approximation. A one-digit decimal
+(``0.2``) is exact only: rounding to it would pay ``1/6`` for an exact 1/5. Decimals, and fractions with a finite decimal
 (``89/20`` = 4.45), are compared exactly (``7.249`` is not ``7.25``).
 """
 
@@ -26,6 +27,8 @@ from functools import lru_cache
 
 from rewards.math import structure
 from rewards.math.answer_format import THINK_NONE, boxed_contents, find_final_answer
+from rewards.math.answer_tree import collection
+from rewards.math.escapes import looks_doubled
 from rewards.math.exact_numbers import ExactNumber, NumberTooLarge, parse_number
 from rewards.math.structure import Chain, Collection, Leaf, Matrix
 from rewards.math.worker_pool import Budget, get_pool
@@ -52,14 +55,45 @@ class _CandidateFailed(Exception):
         self.reason, self.detail = reason, detail
 
 
+# between the boxes of a list answer ("\boxed{1} and \boxed{-2}."): separators, spacing and math delimiters only
+_BOX_SEPARATORS = re.compile(r"^(?:\s|[,;.$]|\\[()\[\],; ]|\\q?quad\b|\band\b|\\text\{\s*and\s*\})*$")
+
+
+def listed_boxes(text: str) -> list[str] | None:
+    r"""The distinct contents of ``\boxed{1}, \boxed{2}`` (only separators outside the boxes), else None.
+
+    >>> listed_boxes(r"\(\boxed{1}\) and \(\boxed{-2}\)."), listed_boxes(r"\boxed{1} or maybe \boxed{2}")
+    (['1', '-2'], None)
+    """
+    boxes, outside = boxed_contents(text)
+    if len(boxes) < 2 or not _BOX_SEPARATORS.match(outside):
+        return None
+    return list(dict.fromkeys(" ".join(box.split()) for box in boxes))
+
+
+def _parse(text: str, equations: str):
+    return structure.parse_structure(structure.normalize(text), equations=equations)
+
+
 @lru_cache(maxsize=8192)
 def _prepare_reference(reference: str):
+    r"""The reference's tree; several boxes with only separators between them (``\boxed{1}, \boxed{2}``) are a list."""
     if not isinstance(reference, str):
         raise TypeError(f"reference must be str, got {type(reference).__name__}")
     try:
-        return structure.parse_structure(structure.normalize(reference), equations=structure.REFERENCE)
+        boxes = listed_boxes(reference)
+        if boxes is None:
+            return _parse(reference, structure.REFERENCE)
+        if len(boxes) == 1:
+            return _parse(boxes[0], structure.REFERENCE)
+        return collection([_parse(box, structure.REFERENCE) for box in boxes], ordered=False, brackets="set")
     except (structure.Unparseable, structure.TooComplex) as exc:
         raise InvalidReference(f"reference {reference!r} cannot be parsed: {exc}") from None
+
+
+def _several_values(tree) -> bool:
+    """A reference that is a list of values (not a tuple, interval or one value): a list of boxes may answer it."""
+    return isinstance(tree, Collection) and not tree.ordered and len(tree.items) > 1
 
 
 def check_reference(reference: str) -> None:
@@ -75,14 +109,13 @@ def _is_equation(tree) -> bool:
     return isinstance(tree, Leaf) and tree.equation
 
 
-def _prepare_candidate(candidate: str, reference_tree):
-    if len(candidate) > MAX_CANDIDATE_CHARS:
-        raise _CandidateFailed(Reason.TOO_COMPLEX, f"answer longer than {MAX_CANDIDATE_CHARS} characters")
+def _prepare_candidate(candidate: str | list[str], reference_tree):
+    """The candidate's tree; a list of strings (the contents of several boxes) is read as a list of values."""
+    equations = structure.EQUATION if _is_equation(reference_tree) else structure.VALUE
     try:
-        return structure.parse_structure(
-            structure.normalize(candidate),
-            equations=structure.EQUATION if _is_equation(reference_tree) else structure.VALUE,
-        )
+        if isinstance(candidate, list):
+            return collection([_parse(box, equations) for box in candidate], ordered=False, brackets="set")
+        return _parse(candidate, equations)
     except structure.TooComplex as exc:
         raise _CandidateFailed(Reason.TOO_COMPLEX, str(exc)) from None
     except structure.Unparseable as exc:
@@ -115,15 +148,15 @@ def _terminates(value: Fraction) -> bool:
 def _numbers_equal(candidate: ExactNumber, reference: ExactNumber) -> bool:
     r"""Exact equality. Rounding pays only when the reference can be nothing but an approximation.
 
-    A reference written with N decimals (``0.33``) accepts a candidate that rounds to it (half up)
-    only when the candidate is exact and has no finite decimal expansion (``1/3``, ``0.\overline{3}``):
+    A reference written with N decimals and at least two significant digits (``0.33``, not ``0.2``)
+    accepts a candidate that rounds to it (half up) only when the candidate is exact and has no finite decimal expansion (``1/3``, ``0.\overline{3}``):
     then no exact decimal reference could have been written. A candidate written as a decimal
     (``7.249`` for ``7.25``, ``0.333`` for ``0.33``) or one whose exact decimal is finite (``89/20``
     = 4.45 for ``4.5``) must be equal: GSM8K-style decimals are exact.
     """
     if candidate.value == reference.value:
         return True
-    places = reference.decimal_places
+    places = reference.rounding_places
     if places and candidate.decimal_places is None and not _terminates(candidate.value):
         return _round_half_up(candidate.value, places) == reference.value
     return False
@@ -209,7 +242,7 @@ def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
         if _numbers_equal(cand_num, ref_num):
             return
         raise _CandidateFailed(Reason.MISMATCH, f"got {candidate.text!r}, want {reference.text!r}")
-    places = ref_num.decimal_places if ref_num is not None else None
+    places = ref_num.rounding_places if ref_num is not None else None
     status, detail = _symbolic(cand_q.core, ref_q.core, places, budget)
     if status == "equal":
         return
@@ -222,12 +255,20 @@ def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
     raise _CandidateFailed(Reason.TOO_COMPLEX, f"{candidate.text!r}: {detail}")
 
 
-def _compare(candidate, reference, budget: Budget) -> None:
-    # an inequality in one named variable and an interval are the same answer (-2 \le x \le 7, [-2, 7])
+def _as_intervals(candidate, reference):
+    r"""An inequality in one variable and an interval (set) are one answer (``-2 \le x \le 7``, ``[-2, 7]``).
+
+    Only for the whole answer: inside a list, ``x < -1, x > 3`` is not read as a union (a system? a union?).
+    """
     if isinstance(candidate, Leaf) and structure.is_interval_set(reference):
         candidate = structure.as_interval_set(candidate.text) or candidate
     elif isinstance(reference, Leaf) and structure.is_interval_set(candidate):
         reference = structure.as_interval_set(reference.text) or reference
+    return candidate, reference
+
+
+def _compare(candidate, reference, budget: Budget) -> None:
+    """Return if ``candidate`` is the reference's answer; raise _CandidateFailed otherwise."""
     if isinstance(reference, Leaf):
         if isinstance(candidate, Leaf):
             return _compare_leaf(candidate, reference, budget)
@@ -245,46 +286,96 @@ def _compare(candidate, reference, budget: Budget) -> None:
             for cand_cell, ref_cell in zip(cand_row, ref_row):
                 _compare(cand_cell, ref_cell, budget)
         return
-    # reference is a Collection
+    _compare_collections(candidate, reference, budget)
+
+
+def _in_name_order(candidate: Collection, reference: Collection) -> Collection:
+    """``q=2,p=5`` against ``p=5,q=2``: a solution tuple with the same names, put in the reference's order."""
+    cand_names, ref_names = candidate.name.split(","), reference.name.split(",")
+    if len(ref_names) < 2 or cand_names == ref_names or sorted(cand_names) != sorted(ref_names):
+        return candidate
+    items = dict(zip(cand_names, candidate.items))
+    return Collection(tuple(items[name] for name in ref_names), True, candidate.brackets, reference.name)
+
+
+def _compare_collections(candidate, reference: Collection, budget: Budget) -> None:
     if not isinstance(candidate, Collection) or candidate.ordered != reference.ordered:
         raise _CandidateFailed(Reason.MISMATCH, "not the same kind of collection (tuple, interval or set)")
     if candidate.brackets != reference.brackets:
         raise _CandidateFailed(Reason.MISMATCH, f"brackets {candidate.brackets} are not {reference.brackets}")
-    if len(candidate.items) != len(reference.items):
+    if candidate.name and reference.name:
+        candidate = _in_name_order(candidate, reference)
+        if not _same_name(candidate.name, reference.name):
+            raise _CandidateFailed(Reason.MISMATCH, f"names {candidate.name!r}, want {reference.name!r}")
+    if len(candidate.items) < len(reference.items) or (
+        reference.ordered and len(candidate.items) != len(reference.items)
+    ):
         raise _CandidateFailed(Reason.MISMATCH, f"{len(candidate.items)} elements, want {len(reference.items)}")
     if reference.ordered:
         for cand_item, ref_item in zip(candidate.items, reference.items):
             _compare(cand_item, ref_item, budget)
         return
-    unmatched = list(reference.items)
-    for cand_item in candidate.items:  # equivalence is transitive, so greedy matching is exact
-        for k, ref_item in enumerate(unmatched):
-            try:
-                _compare(cand_item, ref_item, budget)
-            except _CandidateFailed as failure:
-                if failure.reason is Reason.TOO_COMPLEX:
-                    raise
-                continue
-            del unmatched[k]
-            break
-        else:
+    _compare_sets(candidate.items, reference.items, budget)
+
+
+def _first_equal(item, options: list, budget: Budget) -> int | None:
+    for k, option in enumerate(options):
+        try:
+            _compare(item, option, budget)
+        except _CandidateFailed as failure:
+            if failure.reason is Reason.TOO_COMPLEX:
+                raise
+            continue
+        return k
+    return None
+
+
+def _compare_sets(candidate_items: tuple, reference_items: tuple, budget: Budget) -> None:
+    """Order-free; a value given twice is one value (a repeated solution is not a new one), a missing one fails.
+
+    Equivalence is transitive, so greedy matching is exact.
+    """
+    unmatched, matched = list(reference_items), []
+    for cand_item in candidate_items:
+        k = _first_equal(cand_item, unmatched, budget)
+        if k is not None:
+            matched.append(unmatched.pop(k))
+        elif _first_equal(cand_item, matched, budget) is None:
             raise _CandidateFailed(Reason.MISMATCH, "the sets differ")
+    if unmatched:
+        raise _CandidateFailed(Reason.MISMATCH, f"{len(unmatched)} expected element(s) missing")
 
 
 MAX_RESTATEMENTS = 4  # distinct final answers grade() checks before calling them a hedge
 
 
-def _check(candidate: str, ref_tree, budget: Budget) -> _Outcome:
+def _check(candidate: str, ref_tree, budget: Budget, reference: str = "") -> _Outcome:
     if len(candidate) > MAX_CANDIDATE_CHARS:  # before any scan: the caller's thread has no kill
         return _Outcome(False, Reason.TOO_COMPLEX, f"answer longer than {MAX_CANDIDATE_CHARS} characters")
     boxes, _ = boxed_contents(candidate)
+    read: str | list[str] = candidate
     if len(set(" ".join(b.split()) for b in boxes)) > 1:  # "\boxed{1}\boxed{0}" is two answers, not 1*0
-        return _Outcome(False, Reason.HEDGED, f"several boxed answers in {candidate!r}")
+        listed = listed_boxes(candidate) if _several_values(ref_tree) else None
+        if listed is None:
+            return _Outcome(False, Reason.HEDGED, f"several boxed answers in {candidate!r}")
+        read = listed  # "\boxed{2} and \boxed{3}" for a list of values is that list
     try:
-        _compare(_prepare_candidate(candidate, ref_tree), ref_tree, budget)
+        _compare(*_as_intervals(_prepare_candidate(read, ref_tree), ref_tree), budget)
     except _CandidateFailed as failure:
         return _Outcome(False, failure.reason, failure.detail)
-    return _Outcome(True, Reason.CORRECT, "verified equal")
+    return _Outcome(True, Reason.CORRECT, "verified equal" + _reading_note(candidate, read, reference))
+
+
+def _reading_note(candidate: str, read, reference: str) -> str:
+    """What was read less literally than written, so a log shows it (a list of boxes, doubled backslashes)."""
+    notes = []
+    if isinstance(read, list):
+        notes.append(f"the {len(read)} boxed answers read as one list")
+    if looks_doubled(candidate):
+        notes.append("doubled backslashes (escaped twice) read as LaTeX")
+    if looks_doubled(reference):
+        notes.append("the reference's doubled backslashes read as LaTeX")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def check(candidate: str | None, reference: str, deadline_s: float | None = None) -> _Outcome:
@@ -298,7 +389,7 @@ def check(candidate: str | None, reference: str, deadline_s: float | None = None
         return _Outcome(False, Reason.NO_ANSWER, "no answer")
     if not isinstance(candidate, str):
         raise TypeError(f"candidate must be str or None, got {type(candidate).__name__}")
-    return _check(candidate, ref_tree, Budget.start(deadline_s))
+    return _check(candidate, ref_tree, Budget.start(deadline_s), reference)
 
 
 def is_correct(candidate: str | None, reference: str, deadline_s: float | None = None) -> bool:
@@ -321,7 +412,8 @@ def grade(completion: str, reference: str, think: str = THINK_NONE, deadline_s: 
 
     ``think`` is the extraction setting for reasoning models (``rewards.math.answer_format.THINK_MODES``):
     training and evaluation must use the same one. Several different final answers are a hedge
-    unless every one of them verifies equal to the reference (``ANSWER: 4`` then ``ANSWER: 4.0``).
+    unless every one of them verifies equal to the reference (``ANSWER: 4`` then ``ANSWER: 4.0``), or
+    the reference is a list of values and they are exactly that list (``\boxed{2}`` and ``\boxed{3}``).
 
     >>> grade("2 + 2 = 4\nANSWER: 4", "4")
     Verdict(correct=True, answer='4', reason=<Reason.CORRECT: 'correct'>, explanation='verified equal')
@@ -332,7 +424,7 @@ def grade(completion: str, reference: str, think: str = THINK_NONE, deadline_s: 
     ref_tree = _prepare_reference(reference)  # a bad reference is an error even when the model gave no answer
     budget = Budget.start(deadline_s)
     if found.answer is not None:
-        outcome = _check(found.answer, ref_tree, budget)
+        outcome = _check(found.answer, ref_tree, budget, reference)
         return Verdict(outcome.equal, found.answer, outcome.reason, outcome.detail)
     if found.reason is Reason.NO_ANSWER:
         return Verdict(False, None, Reason.NO_ANSWER, found.detail)
@@ -340,4 +432,19 @@ def grade(completion: str, reference: str, think: str = THINK_NONE, deadline_s: 
     if found.detail.startswith("several") and len(distinct) <= MAX_RESTATEMENTS:
         if all(_check(value, ref_tree, budget).equal for value in distinct):
             return Verdict(True, distinct[-1], Reason.CORRECT, f"verified equal (restated as {distinct!r})")
+    if found.detail.startswith("several") and _several_values(ref_tree) and len(distinct) <= structure.MAX_ITEMS:
+        if _list_equal(distinct, ref_tree, budget):
+            detail = f"verified equal (the {len(distinct)} final answers read as one list)"
+            return Verdict(True, ", ".join(distinct), Reason.CORRECT, detail)
     return Verdict(False, None, Reason.HEDGED, found.detail)
+
+
+def _list_equal(values: list[str], ref_tree, budget: Budget) -> bool:
+    """Several final answers against a list of values: exactly that list (a hedge with an extra value fails)."""
+    if sum(map(len, values)) > MAX_CANDIDATE_CHARS:
+        return False
+    try:
+        _compare(_prepare_candidate(values, ref_tree), ref_tree, budget)
+    except _CandidateFailed:
+        return False
+    return True

@@ -10,19 +10,45 @@ Everything is linear in the input, which is length-capped before we get here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-MAX_LENGTH = 1000  # characters, after the extractor has isolated the answer
-MAX_DEPTH = 6  # bracket nesting
-MAX_ITEMS = 64  # elements in a tuple/set/matrix
+from rewards.math import intervals
+from rewards.math.answer_tree import (  # re-exported: the tree's types are this module's vocabulary
+    MAX_DEPTH,
+    MAX_ITEMS,
+    MAX_LENGTH,
+    Chain,
+    Collection,
+    Leaf,
+    Matrix,
+    TooComplex,
+    Unparseable,
+    collection,
+    is_set,
+    matching_close,
+    outer_brackets,
+    split_top,
+)
+from rewards.math.escapes import refuse_line_breaks, undouble
+from rewards.math.intervals import NAME, as_interval_set, is_interval, is_interval_set, name_key
 
-
-class Unparseable(ValueError):
-    pass
-
-
-class TooComplex(ValueError):
-    pass
+__all__ = [  # what the verifier and the tests use from here
+    "MAX_DEPTH",
+    "MAX_ITEMS",
+    "MAX_LENGTH",
+    "Chain",
+    "Collection",
+    "Leaf",
+    "Matrix",
+    "TooComplex",
+    "Unparseable",
+    "as_interval_set",
+    "is_interval",
+    "is_interval_set",
+    "matching_close",
+    "normalize",
+    "parse_structure",
+]
 
 
 # Non-ASCII characters with one unambiguous meaning. Everything else non-ASCII (fullwidth
@@ -52,13 +78,10 @@ _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[\s(\[\]).|\\])\s*(\.)?")
 TEXT_COMMANDS = ("text", "textbf", "textit", "textrm", "textnormal", "mbox", "mathrm")
 _TEXT_CMD = re.compile(r"\\(?:" + "|".join((*TEXT_COMMANDS, "mathbf", "operatorname")) + r")\s*\{")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree\b")
-_NAME = re.compile(r"^(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?(?:\^\{?-1\}?(?=\())?(?:\([A-Za-z]\))?$")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _SPACE_THOUSANDS = re.compile(r"\b(\d{1,3}(?: \d{3})+)\b(?![.,]?\d)")
 _OR_WORDS = re.compile(r"\s*,?\s*(?:\\text\{\s*(?:or|and)\s*\}|\b(?:or|and)\b)\s*")
 _RELATIONS = re.compile(r"<|>|\\le|\\ge|\\leq|\\geq|\\neq|\\ne|\\lt|\\gt")
-_OPEN = {"(": ")", "[": "]", r"\{": r"\}", "{": "}", r"\langle": r"\rangle"}
-_CLOSE = {")", "]", r"\}", "}", r"\rangle"}
 
 
 def _unwrap_command(text: str, pattern: re.Pattern) -> str:
@@ -87,24 +110,12 @@ def _strip_wrappers(text: str) -> str:
     return text
 
 
-def matching_close(text: str, open_index: int, pair: str = "{}") -> int:
-    """Index of the bracket closing the one at ``open_index`` (``pair`` is open + close), or -1.
-
-    >>> matching_close(r"\\text{a{b}c} d", 5), matching_close("f(x(y)", 1, "()")
-    (11, -1)
-    """
-    depth, step = 0, {pair[0]: 1, pair[1]: -1}
-    for i in range(open_index, len(text)):
-        depth += step.get(text[i], 0)
-        if depth == 0:
-            return i
-    return -1
-
-
 def normalize(text: str) -> str:
     """Canonical text of one answer, or Unparseable/TooComplex. Applied to candidate and reference alike."""
     if len(text) > MAX_LENGTH:
         raise TooComplex(f"answer longer than {MAX_LENGTH} characters")
+    text, _ = undouble(text)  # \\frac{1}{5} (escaped twice) is \frac{1}{5} when no other reading exists
+    text = refuse_line_breaks(text)  # "3 \\ 4" is two lines, never 34, 3*4 or 3
     if any(ord(ch) > 127 and ch not in _UNICODE for ch in text):
         bad = next(ch for ch in text if ord(ch) > 127 and ch not in _UNICODE)
         raise Unparseable(f"character {bad!r} (U+{ord(bad):04X}) is not allowed in an answer")
@@ -132,6 +143,8 @@ def normalize(text: str) -> str:
         raise Unparseable("approximate or open-ended answer (≈, ~, ..., ?)")
     text = " ".join(text.split())
     text = re.sub(r"^([-+]?)\s*\$\s*(?=[\d.])", r"\1", text)  # currency sign: $18, -$5
+    if text.count("$") == 1:
+        text = re.sub(r"(?<=\d)\s*\$$", "", text)  # a trailing currency sign: 1,000.99$
     if _SPACE_THOUSANDS.fullmatch(text.lstrip("-+")):
         text = text.replace(" ", "")
     if not text:
@@ -154,92 +167,15 @@ def normalize(text: str) -> str:
 # ---- structure ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Leaf:
-    text: str
-    equation: bool = False  # a two-sided equation compared as an equation (x^2 + y^2 = 1)
-    name: str = ""  # what the answer was called (``y`` in ``y = 2x + 1``): must match when both sides name it
-
-
-@dataclass(frozen=True)
-class Collection:
-    items: tuple
-    ordered: bool
-    brackets: str  # "()" "[)" ... for ordered; "set" for sets, bare lists, "or" lists, \pm and unions
-
-
-@dataclass(frozen=True)
-class Chain:
-    """``2 + 1 = 3``: every part must equal the reference."""
-
-    parts: tuple
-
-
-@dataclass(frozen=True)
-class Matrix:
-    rows: tuple
-
-
-def _tokens(text: str):
-    """(index, token) for bracket-aware scanning; ``\\{`` and ``\\langle`` count as one token."""
-    i = 0
-    while i < len(text):
-        for multi in (r"\{", r"\}", r"\langle", r"\rangle"):
-            if text.startswith(multi, i):
-                yield i, multi
-                i += len(multi)
-                break
-        else:
-            yield i, text[i]
-            i += 1
-
-
-def _split_top(text: str, separator: re.Pattern) -> list[str]:
-    """Split at matches of ``separator`` that sit outside every bracket and brace."""
-    depth, cuts = 0, []
-    depths = [0] * (len(text) + 1)
-    for i, tok in _tokens(text):
-        if tok in _OPEN or tok == "{":
-            depth += 1
-        elif tok in _CLOSE or tok == "}":
-            depth -= 1
-        for j in range(i, i + len(tok)):
-            depths[j] = depth if not (tok in _OPEN or tok == "{") else depth - 1
-    for m in separator.finditer(text):
-        if depths[m.start()] == 0 and m.end() > m.start():
-            cuts.append((m.start(), m.end()))
-    parts, last = [], 0
-    for start, end in cuts:
-        parts.append(text[last:start])
-        last = end
-    parts.append(text[last:])
-    return [p.strip() for p in parts]
-
-
-def _outer_brackets(text: str) -> tuple[str, str, str] | None:
-    """(open, inner, close) when one bracket pair encloses the whole text (``[0, 9)`` counts)."""
-    tokens = list(_tokens(text))
-    if not tokens or tokens[0][1] not in _OPEN:
-        return None
-    depth = 0
-    for n, (i, tok) in enumerate(tokens):
-        if tok in _OPEN:
-            depth += 1
-        elif tok in _CLOSE:
-            depth -= 1
-            if depth == 0:
-                if n != len(tokens) - 1:
-                    return None
-                opener = tokens[0][1]
-                return opener, text[len(opener) : i], tok
-    return None
-
-
 _MATRIX = re.compile(r"^\\begin\{([pbB]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{\1\}$", re.S)
 
 
 VALUE, REFERENCE, EQUATION = "value", "reference", "equation"
 _LIST_SEPARATOR = re.compile("[,;]")
+_EQUALS = re.compile(r"(?<![<>!\\])=(?!=)")
+_MEMBERSHIP = re.compile(r"\\in(?![A-Za-z])")
+_UNION = re.compile(r"\\cup|\bU\b")
+_PLUS_MINUS = re.compile(r"\\pm(?![A-Za-z])|\\mp(?![A-Za-z])|\+-")
 # A label names an answer without being math: |AB|, \frac{NO}{BO}, V_1:V_2, (p, q), m\angle ABC.
 _LABEL_COMMANDS = re.compile(
     r"\\(?:frac|dfrac|tfrac|angle|measuredangle|overline|triangle|widehat|overarc|arc|vert|lvert|rvert|mathrm|text"
@@ -257,217 +193,207 @@ def _is_label(lhs: str, rhs: str) -> bool:
     return re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", rhs)) is None
 
 
-def _name_key(name: str) -> str:
-    """A name compared as written, minus spacing, braces and bars: ``a_{3}`` is ``a_3``, ``|AB|`` is ``AB``."""
-    return re.sub(r"[\s{}|]|\\left|\\right", "", name)
-
-
 def parse_structure(text: str, equations: str = VALUE):
-    """The top-level shape of a normalized answer: Leaf, Collection, Chain or Matrix.
+    r"""The top-level shape of a normalized answer: Leaf, Collection, Chain or Matrix.
 
     ``equations`` says what ``=`` means. VALUE (a candidate for a value): ``x = 3`` is the value 3
     and ``2 + 1 = 3`` is a chain whose parts must all match. REFERENCE: the same, except that an
     equation whose left side is not a bare name (``x^2 + y^2 = 1``) stays one leaf, compared as an
     equation. EQUATION (a candidate for such a reference): every two-sided equation stays a leaf.
+    Each reader below takes one shape or passes (None); the first that takes the text decides.
+
+    >>> parse_structure(r"x = \frac{1}{2}, x = 1 \pm 2", REFERENCE).items[1:]
+    (Leaf(text='1 + 2', equation=False, name='x'), Leaf(text='1 - 2', equation=False, name='x'))
     """
+    for read in _READERS:
+        node = read(text, equations)
+        if node is not None:
+            return node
+    return _leaf(text)
+
+
+def _matrix(text: str, equations: str):
     if m := _MATRIX.match(text):
         rows = [r for r in (row.strip() for row in m.group(2).split(r"\\")) if r]
         cells = tuple(tuple(Leaf(normalize(cell)) for cell in row.split("&")) for row in rows)
         if sum(len(r) for r in cells) > MAX_ITEMS:
             raise TooComplex("matrix too large")
         return Matrix(cells)
-    hedge = _split_top(text, _OR_WORDS)
+    return None
+
+
+def _interval_answer(text: str, equations: str):
+    r"""``x < -1 \text{ or } x > 3``, ``\{x \mid x > 3\}``, ``\mathbb{R}``: a set of reals (``rewards.math.intervals``)."""
+    return intervals.connected_inequalities(text) or intervals.set_builder(text) or intervals.reals(text)
+
+
+def _hedge_list(text: str, equations: str):
+    """``3 or 4``, ``19, 46, and 82``: a set, so it never equals one value."""
+    hedge = split_top(text, _OR_WORDS)
     if len(hedge) > 1:
-        return _collection([parse_structure(p, equations) for p in hedge], ordered=False, brackets="set")
-    if r"\pm" in text or "+-" in text:
-        sign_split = _split_top(text, re.compile(r"\\pm|\+-"))
-        if len(sign_split) == 1:
-            pass  # every \pm is inside brackets: handled per element
-        elif len(sign_split) == 2:
-            head, tail = sign_split
-            plus = f"{head}+({tail})" if head else tail
-            return _collection([Leaf(plus), Leaf(f"{head}-({tail})")], ordered=False, brackets="set")
-        else:
-            raise Unparseable(r"more than one \pm")
-    union = _split_top(text, re.compile(r"\\cup|\bU\b"))
+        return collection([parse_structure(p, equations) for p in hedge], ordered=False, brackets="set")
+    return None
+
+
+def _membership(text: str, equations: str):
+    r"""``x \in [1, 2]``: the set, named ``x`` when it is an interval set."""
+    if _RELATIONS.search(text):
+        return None
+    head, sep, tail = _partition(text)
+    if not sep or not NAME.match(head):
+        return None
+    node = parse_structure(tail, equations)
+    return replace(node, name=name_key(head)) if is_interval_set(node) else node
+
+
+def _partition(text: str) -> tuple[str, str, str]:
+    m = _MEMBERSHIP.search(text)
+    if m is None:
+        return text, "", ""
+    return text[: m.start()].strip(), m.group(), text[m.end() :].strip()
+
+
+def _union(text: str, equations: str):
+    union = split_top(text, _UNION)
     if len(union) > 1:
-        return _collection([parse_structure(p, equations) for p in union], ordered=False, brackets="set")
-    if r"\in" in text and not _RELATIONS.search(text):
-        head, sep, tail = text.partition(r"\in")
-        if _NAME.match(head.strip()):
-            return parse_structure(tail.strip(), equations)
-    assignments = _split_top(text, _LIST_SEPARATOR)
-    if len(assignments) > 1 and sum("=" in part for part in assignments) >= 2:  # x = -5, p = 14/3
+        return collection([parse_structure(p, equations) for p in union], ordered=False, brackets="set")
+    return None
+
+
+def _named_values(group: str) -> tuple[list[str], list[str]] | None:
+    """``p=5, q=2`` -> (["p", "q"], ["5", "2"]) when every part is ``name = value``; else None."""
+    names, values = [], []
+    for part in split_top(group, re.compile(",")):
+        sides = split_top(part, _EQUALS)
+        if len(sides) != 2 or not NAME.match(sides[0]) or not sides[1]:
+            return None
+        names.append(name_key(sides[0]))
+        values.append(sides[1])
+    return names, values
+
+
+def _solution_groups(text: str, equations: str):
+    """``p=5,q=2;p=7,q=2``: solutions as tuples in the order of their names, the set of them order-free."""
+    groups = split_top(text, re.compile(";"))
+    if len(groups) < 2:
+        return None
+    read = [_named_values(group) for group in groups]
+    if any(r is None for r in read) or len({tuple(r[0]) for r in read}) != 1 or len(read[0][0]) < 2:
+        return None
+    name = ",".join(read[0][0])
+    tuples = [
+        collection([parse_structure(v, VALUE) for v in values], ordered=True, brackets="()", name=name)
+        for _, values in read
+    ]
+    return collection(tuples, ordered=False, brackets="set")
+
+
+def _assignments(text: str, equations: str):
+    """``x = -5, p = 14/3``: several named values, order-free."""
+    assignments = split_top(text, _LIST_SEPARATOR)
+    if len(assignments) > 1 and sum("=" in part for part in assignments) >= 2:
         if any(not p for p in assignments):
             raise Unparseable("empty element")
-        return _collection([parse_structure(p, equations) for p in assignments], ordered=False, brackets="set")
-    if "=" in text and not _RELATIONS.search(text):
-        parts = _split_top(text, re.compile(r"(?<![<>!\\])=(?!=)"))
-        if len(parts) > 1:
-            if equations == EQUATION and len(parts) == 2 and not _is_label(parts[0], parts[1]):
-                return Leaf("=".join(parts), equation=True)
-            names = []
-            while len(parts) > 1 and (_NAME.match(parts[0]) or (len(parts) == 2 and _is_label(parts[0], parts[1]))):
-                names.append(_name_key(parts[0]))
-                parts = parts[1:]
-            if equations == REFERENCE and len(parts) == 2:
-                return Leaf("=".join(parts), equation=True)
-            if any(not p for p in parts):
-                raise Unparseable("empty side of an equation")
-            nodes = [parse_structure(p, equations) for p in parts]
-            if len(nodes) == 1:
-                node = nodes[0]
-                if names and isinstance(node, Leaf) and not node.name:
-                    return Leaf(node.text, node.equation, names[-1])
-                return node
-            return Chain(tuple(nodes))
-    if outer := _outer_brackets(text):
-        opener, inner, closer = outer
-        items = _split_top(inner, re.compile(","))
-        if len(items) == 1 and ";" in inner:
-            items = _split_top(inner, re.compile(";"))  # (0;-2;6)
-        if len(items) > 1 or opener == r"\{" or (opener == "{" and len(items) > 1):
-            if any(not i for i in items):
-                raise Unparseable("empty element")
-            nodes = [parse_structure(i, VALUE) for i in items]
-            if opener in (r"\{", "{"):
-                return _collection(nodes, ordered=False, brackets="set")
-            return _collection(nodes, ordered=True, brackets=opener + closer)
-        if (opener, closer) in (("(", ")"), ("{", "}"), ("[", "]")) and _MATRIX.match(inner.strip()):
-            return parse_structure(inner.strip(), equations)  # \left[\begin{array}...\end{array}\right]
-        if (opener, closer) in (("(", ")"), ("{", "}")):
-            return parse_structure(inner.strip(), equations)
+        return collection([parse_structure(p, equations) for p in assignments], ordered=False, brackets="set")
+    return None
+
+
+def _equation(text: str, equations: str):
+    """``x = 3`` (a named value), ``2 + 1 = 3`` (a chain), ``x^2 + y^2 = 1`` (an equation leaf)."""
+    if "=" not in text or _RELATIONS.search(text):
+        return None
+    parts = split_top(text, _EQUALS)
+    if len(parts) < 2:
+        return None
+    if equations == EQUATION and len(parts) == 2 and not _is_label(parts[0], parts[1]):
+        return Leaf("=".join(parts), equation=True)
+    names = []
+    while len(parts) > 1 and (NAME.match(parts[0]) or (len(parts) == 2 and _is_label(parts[0], parts[1]))):
+        names.append(name_key(parts[0]))
+        parts = parts[1:]
+    if equations == REFERENCE and len(parts) == 2:
+        return Leaf("=".join(parts), equation=True)
+    if any(not p for p in parts):
+        raise Unparseable("empty side of an equation")
+    nodes = [parse_structure(p, equations) for p in parts]
+    if len(nodes) > 1:
+        return Chain(tuple(nodes))
+    return _named(nodes[0], names[-1]) if names else nodes[0]
+
+
+def _named(node, name: str):
+    """``x = 3`` names the value 3; ``x = 1 \\pm 2`` names both values."""
+    if isinstance(node, Leaf) and not node.name:
+        return Leaf(node.text, node.equation, name)
+    if is_set(node) and node.brackets == "set" and all(isinstance(i, Leaf) and not i.name for i in node.items):
+        return collection([Leaf(i.text, i.equation, name) for i in node.items], ordered=False, brackets="set")
+    return node
+
+
+def _bracketed(text: str, equations: str):
+    """``(1, 2)`` tuple, ``[0, 9)`` interval, ``\\{1, 2\\}`` set, ``(0;-2;6)``; plain parentheses unwrapped."""
+    if not (outer := outer_brackets(text)):
+        return None
+    opener, inner, closer = outer
+    items = split_top(inner, re.compile(","))
+    if len(items) == 1 and ";" in inner:
+        items = split_top(inner, re.compile(";"))  # (0;-2;6)
+    if len(items) > 1 or opener == r"\{" or (opener == "{" and len(items) > 1):
+        if any(not i for i in items):
+            raise Unparseable("empty element")
+        nodes = [parse_structure(i, VALUE) for i in items]
+        if opener in (r"\{", "{"):
+            return collection(nodes, ordered=False, brackets="set")
+        return collection(nodes, ordered=True, brackets=opener + closer)
+    if (opener, closer) in (("(", ")"), ("{", "}"), ("[", "]")) and _MATRIX.match(inner.strip()):
+        return parse_structure(inner.strip(), equations)  # \left[\begin{array}...\end{array}\right]
+    if (opener, closer) in (("(", ")"), ("{", "}")):
+        return parse_structure(inner.strip(), equations)
+    return None
+
+
+def _bare_list(text: str, equations: str):
+    """``-2, 1`` and ``-12;-11;-10``: an order-free list (``1,234`` is a number)."""
     if ("," in text and not _THOUSANDS.match(text)) or ";" in text:
-        items = _split_top(text, _LIST_SEPARATOR)
+        items = split_top(text, _LIST_SEPARATOR)
         if len(items) > 1:
             if any(not i for i in items):
                 raise Unparseable("empty element")
-            return _collection([parse_structure(i, equations) for i in items], ordered=False, brackets="set")
-    return Leaf(text)
+            return collection([parse_structure(i, equations) for i in items], ordered=False, brackets="set")
+    return None
 
 
-_INEQUALITY = re.compile(r"(<|>|\\leq?|\\geq?)(?![A-Za-z])")
-_INTERVAL_BRACKETS = frozenset({"()", "[]", "[)", "(]"})
+def _leaf(text: str):
+    r"""One value; one ``\pm`` (or ``\mp``) anywhere in it makes two: ``\frac{-1 \pm \sqrt{13}}{4}``.
 
-
-def _constant(text: str) -> bool:
-    return bool(text) and re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", text)) is None
-
-
-def inequality_interval(text: str) -> Collection | None:
-    r"""``-2 \le x \le 7`` -> the interval ``[-2, 7]``; ``x > 3`` -> ``(3, \infty)``; else None.
-
-    Only one named variable (``x``, ``f(x)``) between constant bounds: the set of values it may
-    take is then exactly the interval, so either spelling of the answer is the same answer.
+    The sign is replaced where it stands (``2 \pm 1 + 3`` is 6 and 4), so ``\pm`` reads as the two
+    expressions it abbreviates; two of them would need a pairing nobody wrote, so they are refused.
     """
-    parts = [p.strip() for p in _INEQUALITY.split(text)]
-    if len(parts) not in (3, 5):
-        return None
-    values, relations = parts[0::2], parts[1::2]
-    less = [r in ("<", r"\le", r"\leq") for r in relations]
-    closed = [r.startswith(("\\le", "\\ge")) for r in relations]
-    if len(values) == 3:
-        low, name, high = values
-        if not (_NAME.match(name) and _constant(low) and _constant(high)) or less[0] != less[1]:
-            return None
-        if not less[0]:  # 7 \ge x \ge -2
-            low, high, closed = high, low, closed[::-1]
-        brackets = ("[" if closed[0] else "(") + ("]" if closed[1] else ")")
-        return Collection((Leaf(low), Leaf(high)), ordered=True, brackets=brackets)
-    left, right = values
-    if _NAME.match(left) and _constant(right):  # x < 5
-        upper = less[0]
-        bound = right
-    elif _NAME.match(right) and _constant(left):  # 5 > x
-        upper = not less[0]
-        bound = left
-    else:
-        return None
-    if upper:
-        return Collection((Leaf(r"-\infty"), Leaf(bound)), ordered=True, brackets="(" + ("]" if closed[0] else ")"))
-    return Collection((Leaf(bound), Leaf(r"\infty")), ordered=True, brackets=("[" if closed[0] else "(") + ")")
-
-
-_ABS_NAME = re.compile(r"^\|\s*(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?\s*\|$")
-
-
-def _fraction_text(value) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-
-
-def abs_inequality_set(text: str) -> Collection | None:
-    r"""``1 \le |z| \le \frac{3}{2}`` -> ``[-3/2, -1] \cup [1, 3/2]``; ``|x| < 2`` -> ``(-2, 2)``; else None.
-
-    Plain-number bounds only (``rewards.math.exact_numbers``), so the sign of each bound is known exactly.
-    """
-    from rewards.math.exact_numbers import NumberTooLarge, parse_number
-
-    parts = [p.strip() for p in _INEQUALITY.split(text)]
-    if len(parts) == 3:  # |x| < b, |x| >= a, b > |x|
-        left, relation, right = parts
-        less = relation in ("<", r"\le", r"\leq")
-        if _ABS_NAME.match(right):
-            left, right, less = right, left, not less
-        if not _ABS_NAME.match(left):
-            return None
-        closed = relation.startswith(("\\le", "\\ge"))
-        parts = ["0", r"\le", left, relation, right] if less else [right, relation, left, "<", r"\infty"]
-        if not less:
-            parts[1] = r"\le" if closed else "<"
-    if len(parts) != 5 or not _ABS_NAME.match(parts[2]):
-        return None
-    low_text, rel_low, _, rel_high, high_text = parts
-    if rel_low not in ("<", r"\le", r"\leq") or rel_high not in ("<", r"\le", r"\leq"):
-        return None
-    try:
-        low = parse_number(low_text)
-        high = None if high_text == r"\infty" else parse_number(high_text)
-    except NumberTooLarge:
-        return None
-    if low is None or low.value < 0 or (high_text != r"\infty" and (high is None or high.value <= low.value)):
-        return None
-    low_closed, high_closed = rel_low != "<", rel_high != "<"
-    hi = r"\infty" if high is None else _fraction_text(high.value)
-    neg_hi = r"-\infty" if high is None else _fraction_text(-high.value)
-    if low.value == 0 and low_closed:  # 0 <= |x| <= b: one interval
-        return Collection((Leaf(neg_hi), Leaf(hi)), True, ("[" if high_closed else "(") + ("]" if high_closed else ")"))
-    lo, neg_lo = _fraction_text(low.value), _fraction_text(-low.value)
-    negative = Collection(
-        (Leaf(neg_hi), Leaf(neg_lo)), True, ("[" if high_closed else "(") + ("]" if low_closed else ")")
-    )
-    positive = Collection((Leaf(lo), Leaf(hi)), True, ("[" if low_closed else "(") + ("]" if high_closed else ")"))
-    return Collection((negative, positive), False, "set")
-
-
-def as_interval_set(text: str) -> Collection | None:
-    """The set an inequality in one variable describes, as an interval or a union of intervals (or None)."""
-    return inequality_interval(text) or abs_inequality_set(text)
-
-
-def is_interval_set(node) -> bool:
-    """An interval, or a union (set) of intervals."""
-    if isinstance(node, Collection) and not node.ordered and node.brackets == "set":
-        return bool(node.items) and all(is_interval(item) for item in node.items)
-    return is_interval(node)
-
-
-def is_interval(node) -> bool:
-    return (
-        isinstance(node, Collection) and node.ordered and len(node.items) == 2 and node.brackets in _INTERVAL_BRACKETS
+    signs = _PLUS_MINUS.findall(text)
+    if not signs:
+        return Leaf(text)
+    if len(signs) > 1:
+        raise Unparseable(r"more than one \pm: which signs go together is not written")
+    first, second = ("-", "+") if signs[0] == r"\mp" else ("+", "-")
+    return collection(
+        [Leaf(" ".join(_PLUS_MINUS.sub(sign, text).split())) for sign in (first, second)],
+        ordered=False,
+        brackets="set",
     )
 
 
-def _collection(nodes: list, ordered: bool, brackets: str) -> Collection:
-    if not ordered:  # {1 \pm \sqrt{5}, -2} and "19, 46, and 82" are flat sets
-        nodes = [n for node in nodes for n in (node.items if _is_set(node) else (node,))]
-    if len(nodes) > MAX_ITEMS:
-        raise TooComplex(f"more than {MAX_ITEMS} elements")
-    return Collection(tuple(nodes), ordered, brackets)
-
-
-def _is_set(node) -> bool:
-    return isinstance(node, Collection) and not node.ordered
-
+_READERS = (
+    _matrix,
+    _interval_answer,
+    _hedge_list,
+    _membership,
+    _union,
+    _solution_groups,
+    _assignments,
+    _equation,
+    _bracketed,
+    _bare_list,
+)
 
 # ---- units, currency, percent ------------------------------------------------------------
 
@@ -552,7 +478,7 @@ _TEXT_ANSWER = re.compile(r"^\(?[A-Za-z][A-Za-z ']*\)?$|^\d{1,2}:\d{2}$|^[0-9A-Z
 def text_answer(text: str) -> str | None:
     """Lower-cased words when the leaf is a textual answer (``\\text{(C)}``, ``Monday``), else None."""
     plain = _unwrap_command(text, _TEXT_CMD).strip().replace("{", "").replace("}", "")
-    if _TEXT_ANSWER.match(plain) and not _NAME.match(plain.strip("()")) or re.fullmatch(r"\(?[A-Z]\)", plain):
+    if _TEXT_ANSWER.match(plain) and not NAME.match(plain.strip("()")) or re.fullmatch(r"\(?[A-Z]\)", plain):
         return " ".join(plain.strip("()").lower().split())
     return None
 

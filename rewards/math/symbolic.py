@@ -20,12 +20,12 @@ from latex2sympy2_extended.math_normalization import NormalizationConfig, normal
 from sympy.core.relational import Relational
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
-from rewards.math.latex2sympy_seam import parse_latex
-from rewards.math.structure import (  # one pair of candidate-failure types, host and worker
+from rewards.math.answer_tree import (  # one pair of candidate-failure types, host and worker
     TooComplex,
     Unparseable,
     matching_close,
 )
+from rewards.math.latex2sympy_seam import parse_latex
 
 MAX_NODES = 400
 MAX_LOG10 = 20000.0  # largest |value| we let sympy build: 10**20000 (2004! is ~10**5700)
@@ -81,7 +81,10 @@ def _log10_bound(expr: sympy.Basic, depth: int = 0) -> float:
         return max(math.log10(max(abs(expr.p), 1)), math.log10(expr.q))
     if expr.is_Pow:
         base, exponent = expr.args
-        exponent_log = _log10_bound(exponent, depth + 1)
+        if exponent.is_Rational and not exponent.is_Integer:  # its size, not its digits' (sqrt: 1/2, not 2)
+            exponent_log = math.log10(abs(exponent.p)) - math.log10(exponent.q)
+        else:
+            exponent_log = _log10_bound(exponent, depth + 1)
         base_log = _log10_bound(base, depth + 1)
         if exponent_log > 6:
             if base_log == 0 and base.is_number:  # 1^huge, 0^huge: still bounded
@@ -326,6 +329,9 @@ _WARM_UP = (
     (r"\sin(2t)", r"2\sin(t)\cos(t)"),
     (r"\cos(\frac{\pi}{3})", r"\frac{1}{2}"),
     (r"w = 3k - 1", r"3k - w - 1 = 0"),
+    # reaches sympy.simplify, whose first call imports sympy.physics.units (~0.25 s of CPU): without it the
+    # first comparison that needs simplify in each worker could run out of its budget, and only that once
+    (r"3f(0)k", "5"),
 )
 
 

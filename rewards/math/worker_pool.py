@@ -19,8 +19,12 @@ caller's ``__main__`` is never re-imported), and two different limits apply to e
 Workers only take requests once warm (imports done and a warm-up corpus compared), and a worker
 that is killed is replaced by one that warms in the background. They get the caller's import path
 (``sys.path``), so packages found through ``PYTHONPATH`` or a ``.pth`` file work in them too.
-The one wait not covered by a call's deadline is the pool's very first start in a process
-(about a second): call ``warm_up()`` early, as the trainer and the evals do.
+
+The pool's first start in a process (one worker's imports and warm-up, 1-2 s of CPU) is announced, not
+hidden in a call: ``rewards.warm_up()`` does it (the trainer calls it while the model loads, the Inspect
+math scorer starts it in the background when a task is built). A process that skips it pays the start in
+its first symbolic call: that call waits for the *first* warm worker (the others start after it, so they
+do not compete with it), and calls made while the first start is under way are not held to the deadline.
 """
 
 from __future__ import annotations
@@ -233,23 +237,36 @@ class WorkerPool:
         self._waiters: deque[_Waiter] = deque()
         self._live: set[_Worker] = set()
         self._ready_count = 0  # workers that have finished starting
+        self._first_ready = threading.Event()  # one worker is warm: calls can be served
         self._started = threading.Event()  # every worker of the first start is warm
         self._failure: str | None = None
         self._closed = False
-        for _ in range(size):
-            self._start_worker()
+        self._start_worker()  # one first, alone on the CPU: the others start once it is warm
 
     # -- worker lifecycle ------------------------------------------------------------------
 
     def _start_worker(self) -> None:
-        worker = _Worker()
         with self._cond:
-            self._live.add(worker)
+            if self._closed:  # a start that was due when the pool closed (the exit of a process still warming)
+                return
+        worker = _Worker()  # outside the lock: a fork under load is slow, and callers must not wait on it
+        with self._cond:
+            closed = self._closed
+            if not closed:
+                self._live.add(worker)
+        if closed:
+            worker.kill()
+            return
         threading.Thread(target=self._warm, args=(worker,), name="verifier-worker-start", daemon=True).start()
 
     def _warm(self, worker: _Worker) -> None:
         try:
             worker.wait_ready(STARTUP_TIMEOUT_S)
+        except (OSError, ValueError):  # its pipes were closed under us: the pool is shutting down
+            with self._cond:
+                if self._closed:
+                    return
+            raise
         except VerifierError as exc:
             self._discard(worker)
             with self._cond:
@@ -258,9 +275,14 @@ class WorkerPool:
             return
         with self._cond:
             self._ready_count += 1
+            first = not self._first_ready.is_set()
+            self._first_ready.set()
             if self._ready_count >= self.size:
                 self._started.set()
         self._release(worker)
+        if first:
+            for _ in range(self.size - 1):
+                self._start_worker()
 
     def _release(self, worker: _Worker) -> None:
         """Hand a free worker to the longest-waiting caller (first come, first served), else park it."""
@@ -290,10 +312,11 @@ class WorkerPool:
 
     def _acquire(self, budget: Budget) -> _Worker:
         if not self._started.is_set():
-            # the pool's first start in this process (workers warming up compete for the CPU) is a
-            # one-time cost, not the call's: the call's deadline starts once the pool is warm
-            self.wait_ready()
-            budget.deadline = max(budget.deadline, time.monotonic() + budget.seconds)
+            # the pool's first start in this process is a one-time cost, not the call's: wait for the first
+            # warm worker, and while the others still start (and compete for the CPU) hold calls to the
+            # start-up limit instead of the deadline; the CPU budget, and so the verdict, is unchanged
+            self.wait_ready(first_only=True)
+            budget.deadline = max(budget.deadline, time.monotonic() + STARTUP_TIMEOUT_S)
         deadline = budget.deadline
         with self._cond:
             self._check_usable()
@@ -380,10 +403,14 @@ class WorkerPool:
             budget.cpu_left = 0.0
         return reply["status"], reply["detail"]
 
-    def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> None:
-        """Block until the first start is complete (raise ``VerifierUnavailable`` if a worker cannot start)."""
+    def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S, first_only: bool = False) -> None:
+        """Block until the first start is complete, or (``first_only``) until one worker is warm.
+
+        Raises ``VerifierUnavailable`` if a worker cannot start.
+        """
         deadline = time.monotonic() + timeout
-        while not self._started.wait(0.05):
+        event = self._first_ready if first_only else self._started
+        while not event.wait(0.05):
             with self._cond:
                 if self._failure is not None:
                     raise VerifierUnavailable(self._failure)
@@ -400,13 +427,17 @@ class WorkerPool:
             worker.kill()
 
 
-def warm_up() -> None:
-    """Start the worker processes now and wait until they are warm; raises ``VerifierUnavailable`` if they cannot start.
+def warm_up(wait: bool = True) -> None:
+    """Start the symbolic workers now, so no verdict pays for their start; raises ``VerifierUnavailable`` if they cannot.
 
-    Call it synchronously before training or scoring: a pool that cannot start should stop the run
-    with the worker's own error message, not print tracebacks from a thread while training continues.
+    ``wait=True`` blocks until every worker is warm (1-3 s, once per process): call it before training or
+    scoring, so a pool that cannot start stops the run with the worker's own error message. ``wait=False``
+    starts them in the background and returns at once (the first call that needs one waits for it, and
+    reports a failure to start).
     """
-    get_pool().wait_ready()
+    pool = get_pool()
+    if wait:
+        pool.wait_ready()
 
 
 _pool: WorkerPool | None = None

@@ -10,6 +10,11 @@ reap it and exit (its process group is killed only if it does not), so nothing o
 
 If any of this cannot be set up, :class:`SandboxUnavailable` says what is missing. There is no
 fallback that runs code on the host.
+
+- ``__init__`` (this module): ``run_sandboxed``, ``SandboxLimits``, the kill path, ``sandbox_problem`` /
+  ``sandbox_available``, ``SandboxUnavailable``
+- ``seccomp_policy``: the seccomp denylist, compiled with libseccomp (pyseccomp)
+- ``asyncio_seam``: closing a finished subprocess's transport (asyncio has no public call for it)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ pipes left open when a run is cut short are closed by the garbage collector afte
 (a ResourceWarning, or an error on a closed loop). Written against CPython 3.10-3.13, where the
 attribute is ``Process._transport``; a Python without it makes this a no-op (the garbage collector
 closes the pipes later). Exercised by every sandbox run that is cancelled or killed:
-tests/test_code_verifier.py (cancel mid-run) and tests/test_sandbox_isolation.py.
+tests/rewards/code/test_code_verifier.py (cancel mid-run) and tests/rewards/sandbox/test_sandbox_isolation.py.
 """
 
 from __future__ import annotations

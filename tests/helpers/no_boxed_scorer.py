@@ -3,7 +3,7 @@
 from inspect_ai.scorer import INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import TaskState
 
-from evals.scoring import score_completion
+from evals.math_scoring import score_completion
 
 
 @scorer(metrics=[accuracy()])

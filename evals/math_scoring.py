@@ -1,0 +1,94 @@
+"""The Inspect side of the verifier: one Score built from ``rewards.grade``, used by every scorer we register.
+
+Scorers wrap this pure check and never mutate state. ``grade`` is the same object the training
+reward (``rewards.correctness``) calls, so eval accuracy is the quantity training optimized.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
+import anyio
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, mean, stderr
+from inspect_ai.solver import TaskState
+
+from evals.run_manifest import read_run_manifest
+from rewards import InvalidReference, Verdict, grade, verifier_id, warm_up
+from rewards.math.answer_format import THINK_NONE
+
+logger = logging.getLogger(__name__)
+
+# "correct" is the headline (C/I -> accuracy); "format" is the share of outputs with one extractable answer.
+MATH_METRICS = {"correct": [accuracy(), stderr()], "format": [mean()]}
+HEADLINE = "math_verifier.correct"  # "<scorer>.<score>": the correct key of the math_verifier scorer
+# Scoring is not latency-bound: a long wall deadline means a busy eval box waits for a verdict
+# instead of erroring. The verdict itself is the same at any deadline (the budget is CPU time).
+SCORING_DEADLINE_S = 120.0
+
+
+def verdict_score(verdict: Verdict, think: str = THINK_NONE) -> Score:
+    """A Verdict as an Inspect Score: value, extracted answer, explanation and why."""
+    return Score(
+        value={"correct": CORRECT if verdict.correct else INCORRECT, "format": 0.0 if verdict.answer is None else 1.0},
+        answer=verdict.answer,
+        explanation=verdict.explanation,
+        metadata={"reason": verdict.reason.value, **verifier_id(think)},
+    )
+
+
+async def score_completion(completion: str, reference: str, think: str = THINK_NONE) -> Score:
+    """Grade one completion off the event loop (the verifier may wait on its worker process).
+
+    ``think`` is the answer-extraction setting (``rewards.math.answer_format.THINK_MODES``); it must be
+    the one the checkpoint was trained with.
+    """
+    try:
+        verdict = await anyio.to_thread.run_sync(
+            lambda: grade(completion, reference, think=think, deadline_s=SCORING_DEADLINE_S)
+        )
+    except InvalidReference as exc:
+        # a dataset bug: recorded, excluded from the metric, never counted as the model's error
+        return Score.unscored(reason="invalid_reference", explanation=str(exc), metadata=verifier_id(think))
+    return verdict_score(verdict, think)
+
+
+def _checkpoint_dirs(model_name: str) -> list[Path]:
+    """Local directories named by an Inspect model string: hf/<dir>, vllm/<base>:<adapter dir>."""
+    _, _, rest = model_name.partition("/")
+    return [Path(part) for part in rest.split(":") if part and Path(part).is_dir()]
+
+
+@lru_cache(maxsize=64)
+def checkpoint_verifier_mismatch(model_name: str, think: str = THINK_NONE) -> str | None:
+    """A warning when the checkpoint's run.json names a different verifier (or think setting) than the one scoring it now."""
+    current = verifier_id(think)
+    for directory in _checkpoint_dirs(model_name):
+        trained = read_run_manifest(directory)
+        if trained is None:
+            continue
+        if trained.get("verifier_fingerprint") != current["verifier_fingerprint"]:
+            message = (
+                f"{directory} was trained with verifier {trained.get('verifier_fingerprint')} "
+                f"(verigrpo {trained.get('verigrpo_version')}) but is being scored with "
+                f"{current['verifier_fingerprint']} (verigrpo {current['verigrpo_version']}): the eval does not "
+                "measure exactly what training rewarded."
+            )
+            logger.warning(message)
+            warnings.warn(message, stacklevel=2)
+            return message
+    return None
+
+
+def math_scorer(think: str = THINK_NONE) -> Scorer:
+    """A fresh scorer function (Inspect tags the returned object, so each registration needs its own)."""
+    verifier_id(think)  # an unknown setting fails here, before any sample runs
+    warm_up(wait=False)  # the verifier's workers start while the model generates, not in the first score
+
+    async def score(state: TaskState, target: Target) -> Score:
+        checkpoint_verifier_mismatch(str(state.model), think)
+        return await score_completion(state.output.completion, target.text, think)
+
+    return score

@@ -1,0 +1,140 @@
+"""``--model verigrpo/<run dir>``: a checkpoint is evaluated as it was trained (4-bit base), or unquantized on request.
+
+The tests build a run directory the way training does (run.json from the CPU config through
+train/artifacts/manifest.py, a real LoRA adapter on the real small model). A trained checkpoint evaluated from
+the command line and in process: tests/integration/test_checkpoint_eval.py.
+"""
+
+import json
+import shutil
+
+import pytest
+
+from evals.checkpoint_model import CheckpointError, loading_args
+from tests.helpers import CPU_CONFIG, MODEL, REPO
+
+
+def needs_model():
+    if not (MODEL / "config.json").is_file():
+        pytest.skip("run `make setup` (scripts/prepare_cpu_model.py) first")
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    """A run directory as train/grpo.py leaves it: run.json, an (untrained) LoRA adapter, the tokenizer."""
+    needs_model()
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import get_peft_config
+
+    from train.artifacts.manifest import build_manifest, write_manifest
+    from train.config import parse_config
+
+    run = tmp_path_factory.mktemp("checkpoint") / "run"
+    script_args, training_args, model_args = parse_config(["--config", CPU_CONFIG, "--output_dir", str(run)])
+    model_args.model_name_or_path = str(MODEL)  # absolute, as training writes it
+    base = AutoModelForCausalLM.from_pretrained(MODEL, dtype="float32")
+    get_peft_model(base, get_peft_config(model_args)).save_pretrained(run)
+    AutoTokenizer.from_pretrained(MODEL).save_pretrained(run)
+    write_manifest(build_manifest(script_args, training_args, model_args), run, 30)
+    return run
+
+
+def edit_run_json(run, **model_keys):
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["config"]["model"].update(model_keys)
+    (run / "run.json").write_text(json.dumps(manifest))
+
+
+def test_loading_args_are_the_trainings_quantization(run_dir):
+    from trl import get_quantization_config
+
+    from train.config import parse_config
+
+    _, _, model_config = parse_config(["--config", CPU_CONFIG])
+    trained = loading_args(run_dir)
+    assert trained["dtype"] == "float32"
+    quantization = trained["quantization_config"]
+    assert quantization.load_in_4bit and quantization.bnb_4bit_quant_type == "nf4"
+    assert quantization.bnb_4bit_use_double_quant  # use_bnb_nested_quant: true in the config
+    assert quantization.to_dict() == get_quantization_config(model_config).to_dict()  # what train/grpo.py used
+
+    full = loading_args(run_dir, precision="full")
+    assert full == {"dtype": "float32"}
+
+
+def test_an_unquantized_run_loads_unquantized(tmp_path, run_dir):
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    edit_run_json(run, load_in_4bit=False, dtype="bfloat16")
+    assert loading_args(run) == {"dtype": "bfloat16"} == loading_args(run, "full")
+    edit_run_json(run, load_in_8bit=True)
+    assert loading_args(run)["quantization_config"].load_in_8bit
+
+
+def test_the_provider_loads_the_4bit_base_unless_asked_for_full_precision(run_dir):
+    """Through Inspect's registry, as ``--model verigrpo/<dir>`` does: the adapter sits on bitsandbytes 4-bit
+    layers by default, on plain float32 ``nn.Linear`` with ``precision=full``."""
+    import torch
+    from inspect_ai.model import get_model
+
+    from evals.inspect_seams import hf_model_api
+
+    def layer_types(model_args):
+        model = get_model(f"verigrpo/{run_dir}", memoize=False, device="cpu", **model_args)
+        assert isinstance(model.api, hf_model_api())
+        hf = model.api.model
+        assert hf.active_adapters() == ["default"]  # the LoRA adapter is attached
+        q_proj = hf.model.layers[0].self_attn.q_proj
+        return type(q_proj.base_layer).__name__, hf.model.embed_tokens.weight.dtype
+
+    assert layer_types({}) == ("Linear4bit", torch.float32)
+    assert layer_types({"precision": "full"}) == ("Linear", torch.float32)
+
+
+def test_clear_errors_name_the_file_and_what_to_do(tmp_path, run_dir):
+    with pytest.raises(CheckpointError, match="no such directory"):
+        loading_args(tmp_path / "nope")
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(CheckpointError, match=r"run\.json not found: .*--model hf/<path>"):
+        loading_args(tmp_path / "plain")
+    interrupted = tmp_path / "interrupted"
+    for step in (10, 20, 3):
+        shutil.copytree(run_dir, interrupted / f"checkpoint-{step}")
+    with pytest.raises(CheckpointError, match=r"newest checkpoint is .*checkpoint-20: --model verigrpo/"):
+        loading_args(interrupted)
+    no_adapter = tmp_path / "no_adapter"
+    no_adapter.mkdir()
+    shutil.copy(run_dir / "run.json", no_adapter)
+    with pytest.raises(CheckpointError, match="no adapter_config.json"):
+        loading_args(no_adapter)
+    with pytest.raises(CheckpointError, match="precision must be one of"):
+        loading_args(run_dir, precision="8bit")
+
+
+def test_a_moved_run_names_the_missing_base(tmp_path, run_dir):
+    from inspect_ai.model import get_model
+
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    adapter = json.loads((run / "adapter_config.json").read_text())
+    (run / "adapter_config.json").write_text(json.dumps({**adapter, "base_model_name_or_path": "/elsewhere/base"}))
+    with pytest.raises(CheckpointError, match=r"base model /elsewhere/base does not exist"):
+        get_model(f"verigrpo/{run}", memoize=False)
+
+
+def test_the_demo_hint_is_a_command_for_this_provider():
+    from evals.checkpoint_eval import eval_command, inspect_command
+    from train.config import parse_config
+    from train.data.rows import held_out_task_args
+
+    task_args = held_out_task_args(parse_config(["--config", CPU_CONFIG])[0], 50, 96)
+    command = eval_command(REPO / "runs" / "demo-x", task_args)
+    inspect = inspect_command()
+    assert (REPO / inspect).is_file()  # the environment's own inspect, relative to the repository root
+    assert command == (
+        f"{inspect} eval evals/math_task.py@math_verified -T limit=50 -T operations=add,sub -T max_value=10 "
+        "-T max_tokens=96 --model verigrpo/runs/demo-x -M do_sample=false --max-connections 16"
+    )
+    full = eval_command(REPO / "runs" / "demo-x", task_args, quantized=False)
+    assert full == command.replace("-M do_sample=false", "-M do_sample=false -M precision=full")

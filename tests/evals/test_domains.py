@@ -1,0 +1,104 @@
+"""evals/domains.py: a third answer domain is one table row, and training data, the audit and the plot see it."""
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import pytest
+
+from evals import domains
+from evals.domains import CODE, DOMAINS, MATH, Domain
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A toy multiple-choice problem: the third domain this test adds."""
+
+    id: str
+    question: str
+    answer: str
+
+
+def _load(source, *, limit=None, **_ignored):
+    problems = [Choice(f"choice-{i}", f"Which letter is first, (A) or (B)? #{i}", "A") for i in range(3)]
+    return problems[:limit] if limit is not None else problems
+
+
+def _row(problem, num_shots):
+    return {"prompt": [{"role": "user", "content": problem.question}], "answer": problem.answer, "id": problem.id}
+
+
+TOY = Domain(
+    name="choice",
+    sources=("choice_toy",),
+    problem_type=Choice,
+    load=_load,
+    training_row=_row,
+    reward_names=frozenset({"choice_match"}),
+    scorer="verigrpo/choice_scorer",
+    audited={"train_choice_match": "correct"},
+    metrics=(("rewards/choice_match/mean", "choice accuracy", "-."),),
+)
+
+
+@pytest.fixture
+def toy_domain(monkeypatch):
+    """The toy row in the table for one test; monkeypatch takes it out again."""
+    monkeypatch.setitem(DOMAINS, TOY.name, TOY)
+    return TOY
+
+
+def test_the_table_holds_math_and_code():
+    assert list(DOMAINS) == ["math", "code"]
+    assert domains.all_sources() == ("arithmetic", "jsonl", "json", "gsm8k", "math500", "code")
+    assert domains.reward_names_elsewhere(MATH) == {"code_tests"} and domains.reward_names_elsewhere(CODE) == {
+        "correctness",
+        "format",
+    }
+    assert domains.audited_scores() == {
+        "train_correctness": ("verigrpo/math_verifier", "correct"),
+        "train_code_tests": ("verigrpo/unit_test_scorer", "fraction"),
+    }
+
+
+def test_a_toy_domain_is_seen_by_sources_rewards_data_audit_and_plot(toy_domain):
+    assert "choice_toy" in domains.all_sources() and domains.domain_of_source("choice_toy") is TOY
+    assert "choice_match" in domains.reward_names_elsewhere(MATH)  # a math config naming it is refused
+
+    from train.data.rows import load_training_problems, to_dataset
+
+    args = SimpleNamespace(
+        dataset="choice_toy", dataset_path=None, dataset_split="train", dataset_size=2, dataset_seed=0
+    )
+    problems = load_training_problems(args)
+    assert [p.id for p in problems] == ["choice-0", "choice-1"]
+    rows = to_dataset(problems, num_shots=0)
+    assert rows[0]["answer"] == "A" and rows[0]["prompt"][0]["content"].startswith("Which letter")
+
+    from evals.rollout_audit import training_score
+
+    log = SimpleNamespace(samples=[SimpleNamespace(scores={"train_choice_match": None})], location="toy.eval")
+    assert training_score(log) == "train_choice_match"
+    assert domains.audited_scores()["train_choice_match"] == ("verigrpo/choice_scorer", "correct")
+
+    from train.artifacts.curve import series
+
+    assert ("rewards/choice_match/mean", "choice accuracy", "-.") in series()
+
+
+def test_config_validation_reads_the_table(toy_domain):
+    """The toy source is a dataset a config may name, and its reward cannot score another domain's data."""
+    from train.config import ConfigError
+    from train.config.validation import check_data
+
+    def config(dataset, reward):
+        return SimpleNamespace(dataset=dataset, reward_funcs=[reward], num_shots=0, dataset_path=None)
+
+    check_data(config("choice_toy", "choice_match"))
+    with pytest.raises(ConfigError, match=r"reward_funcs \['correctness'\] cannot score dataset 'choice_toy'"):
+        check_data(config("choice_toy", "correctness"))
+    with pytest.raises(ConfigError, match=r"reward_funcs \['choice_match'\] cannot score dataset 'arithmetic'"):
+        check_data(config("arithmetic", "choice_match"))
+
+
+def test_the_toy_domain_is_gone_afterwards():
+    assert "choice" not in DOMAINS and "choice_toy" not in domains.all_sources()

@@ -1,0 +1,159 @@
+"""The rollout audit (evals/rollout_audit.py, scripts/audit_rollouts.py): re-judge a run's rollout logs with a
+scorer, count what training paid that the scorer rejects, survive torn logs, and re-score with ``inspect score``."""
+
+import subprocess
+import sys
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from evals.rollout_audit import audit_logs
+from tests.helpers import BIN, REPO
+from tests.helpers.rollouts import COMPLETIONS, FORMAT, PAID, G, batch, tear
+from train.artifacts.rollout_log import RolloutRecorder
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    recorder = RolloutRecorder(tmp_path / "rollouts", every_steps=1, num_generations=G, metadata={})
+    recorder.add(batch(1, COMPLETIONS, {"correctness": PAID, "format": FORMAT}))
+    recorder.add(batch(2, COMPLETIONS, {"correctness": PAID, "format": FORMAT}, prompt_id="q"))
+    recorder.flush()
+    return tmp_path
+
+
+def test_audit_with_the_training_verifier_finds_no_disagreement(run_dir):
+    audit = audit_logs(sorted((run_dir / "rollouts").glob("*.eval")))
+    total = audit.total
+    assert (total.compared, total.paid, total.paid_rejected, total.unpaid_accepted) == (16, 10, 0, 0)
+
+
+def test_audit_with_a_different_scorer_counts_exactly(run_dir):
+    spec = f"{REPO / 'tests' / 'helpers' / 'no_boxed_scorer.py'}@no_boxed_verifier"
+    audit = audit_logs(sorted((run_dir / "rollouts").glob("*.eval")), spec, window=1)
+    assert [(w.first_step, w.paid, w.paid_rejected) for w in audit.windows] == [(1, 5, 3), (2, 5, 3)]
+    assert all("\\boxed" in ex.completion for ex in audit.paid_rejected) and len(audit.paid_rejected) == 6
+    assert audit.total.paid_rejected_rate == pytest.approx(0.6)
+
+
+def test_audit_cli_gates_on_fail_above(run_dir):
+    script = [sys.executable, REPO / "scripts" / "audit_rollouts.py", str(run_dir)]
+    spec = f"{REPO / 'tests' / 'helpers' / 'no_boxed_scorer.py'}@no_boxed_verifier"
+    ok = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert "all" in ok.stdout and (run_dir / "rollouts-audit.png").is_file()
+    bad = subprocess.run(
+        script + ["--scorer", spec, "--fail-above", "0.5"], capture_output=True, text=True, timeout=300
+    )
+    assert bad.returncode == 1 and "FAIL: 60.00% of paid completions" in bad.stdout
+    assert "[paid but rejected]" in bad.stdout and "boxed answers are not accepted here" in bad.stdout
+    lenient = subprocess.run(
+        script + ["--scorer", spec, "--fail-above", "0.7"], capture_output=True, text=True, timeout=300
+    )
+    assert lenient.returncode == 0
+
+
+def test_inspect_score_cli_appends_our_scorer_to_a_rollout_log(run_dir, tmp_path):
+    log = sorted((run_dir / "rollouts").glob("*.eval"))[0]
+    out = tmp_path / "rescored.eval"
+    cmd = [BIN / "inspect", "score", str(log), "--scorer", "verigrpo/math_verifier", "--action", "append"]
+    run = subprocess.run(
+        cmd + ["--output-file", str(out), "--model", "none/none"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    scores = [s.scores for s in read_eval_log(str(out)).samples]
+    assert all({"train_correctness", "train_format", "math_verifier"} <= set(s) for s in scores)
+
+
+def test_code_rollouts_are_audited_with_the_unit_test_scorer(tmp_path, needs_sandbox):
+    """A code run's logs hold train_code_tests and the test spec as target: the audit re-runs the tests.
+    Here training "paid" a sys.exit(0) hack (as a naive exit-code reward would): the audit must flag it."""
+    tests = '{"asserts": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"], "entry_point": "add"}'
+    completions = [
+        "```python\ndef add(a, b):\n    return a + b\n```",
+        "```python\nimport sys\nsys.exit(0)\n```",
+        "```python\ndef add(a, b):\n    return 0\n```",
+        "no code",
+    ]
+    recorder = RolloutRecorder(tmp_path / "rollouts", every_steps=1, num_generations=G, metadata={})
+    recorder.add(batch(1, completions, {"code_tests": [1.0, 1.0, 0.5, 0.0]}, answer=tests))
+    recorder.flush()
+    audit = audit_logs(sorted((tmp_path / "rollouts").glob("*.eval")))
+    assert audit.scorer_name == "unit_test_scorer"
+    total = audit.total
+    assert (total.compared, total.paid, total.paid_rejected, total.unpaid_accepted) == (4, 3, 1, 0)
+    (flagged,) = audit.paid_rejected
+    assert "sys.exit(0)" in flagged.completion and "failed to load: SystemExit" in flagged.explanation
+
+
+@pytest.fixture
+def torn_run(run_dir):
+    """run_dir plus a third log torn in half (as before the atomic writer)."""
+    recorder = RolloutRecorder(run_dir / "rollouts", every_steps=1, num_generations=G, metadata={})
+    recorder.add(batch(3, COMPLETIONS, {"correctness": PAID, "format": FORMAT}))
+    (torn,) = [recorder.flush()]
+    tear(torn)
+    return run_dir, torn
+
+
+def test_audit_skips_a_torn_log_and_counts_it(torn_run):
+    run_dir, torn = torn_run
+    audit = audit_logs(sorted((run_dir / "rollouts").glob("*.eval")))
+    assert [s.path for s in audit.skipped] == [str(torn)] and "EOCD" in audit.skipped[0].reason
+    assert len(audit.audited) == 2
+    total = audit.total
+    assert (total.compared, total.paid, total.paid_rejected) == (16, 10, 0)  # the readable logs, all of them
+
+
+def test_audit_of_only_torn_logs_is_unusable_input(run_dir):
+    from evals.rollout_audit import AuditInputError
+
+    logs = sorted((run_dir / "rollouts").glob("*.eval"))
+    for log in logs:
+        tear(log)
+    with pytest.raises(AuditInputError, match=r"none of the 2 rollout logs could be read: .*rollouts-step000001"):
+        audit_logs(logs)
+
+
+def test_audit_window_must_be_positive(run_dir):
+    from evals.rollout_audit import AuditInputError
+
+    with pytest.raises(AuditInputError, match=r"window must be >= 1 step, got 0"):
+        audit_logs(sorted((run_dir / "rollouts").glob("*.eval")), window=0)
+
+
+def test_audit_cli_exit_codes_torn_log_and_window(torn_run):
+    run_dir, torn = torn_run
+    script = [sys.executable, REPO / "scripts" / "audit_rollouts.py", str(run_dir)]
+    torn_only = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    assert torn_only.returncode == 2, torn_only.stderr[-2000:]  # unusable input, not "reward hacking"
+    assert f"warning: skipped unreadable rollout log {torn}" in torn_only.stderr
+    assert "Traceback" not in torn_only.stderr
+    assert "re-scored 2 of 3 rollout logs" in torn_only.stdout and "1 skipped as unreadable" in torn_only.stdout
+
+    spec = f"{REPO / 'tests' / 'helpers' / 'no_boxed_scorer.py'}@no_boxed_verifier"
+    gate = subprocess.run(script + ["--scorer", spec], capture_output=True, text=True, timeout=300)
+    assert gate.returncode == 1 and "FAIL: 60.00%" in gate.stdout  # the gate's verdict on what could be read
+
+    window = subprocess.run(script + ["--window", "0"], capture_output=True, text=True, timeout=300)
+    assert window.returncode == 2 and "--window: must be >= 1, got 0" in window.stderr
+
+
+def test_audit_plot_shows_both_lines_when_equal_and_integer_steps(run_dir):
+    from evals.rollout_audit import figure
+
+    audit = audit_logs(sorted((run_dir / "rollouts").glob("*.eval")), window=1)
+    assert audit.total.paid_rejected == 0 and audit.total.unpaid_accepted == 0  # both lines at 0
+    fig = figure(audit)
+    ax = fig.axes[0]
+    first, second = ax.get_lines()
+    assert list(first.get_ydata()) == list(second.get_ydata()) == [0.0, 0.0]
+    # the line drawn on top is dashed and hollow: the one below shows through
+    assert second.get_linestyle() == "--" and second.get_markerfacecolor() == "none"
+    assert second.get_markersize() < first.get_markersize() and second.get_zorder() >= first.get_zorder()
+    ticks = ax.get_xticks()
+    assert len(ticks) and all(float(t).is_integer() for t in ticks)

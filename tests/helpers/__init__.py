@@ -1,0 +1,11 @@
+"""What tests share besides fixtures (those are in tests/conftest.py): paths, the sandbox leftover check
+(``sandbox``), tiny real training runs (``training``), a CPU vLLM server (``vllm_server``), and an Inspect
+scorer file tests load by path (``no_boxed_scorer.py``)."""
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent  # this environment's console scripts (inspect, accelerate)
+MODEL = REPO / "models" / "smollm2-135m-instruct"
+CPU_CONFIG = str(REPO / "configs" / "cpu-smollm2.yaml")

@@ -1,0 +1,31 @@
+"""Tiny real GRPO runs on the CPU model (the config the integration tests train with, a reward with variance),
+and what an adapter engine needs to be built without vLLM or a process group."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import rewards
+from tests.helpers import CPU_CONFIG
+from train.config import parse_config
+from train.grpo import main
+
+
+def length_parity(completions, **kwargs):
+    """A test reward with variance whatever the model writes: 1.0 for an even number of characters."""
+    return [float(len(rewards.common.completion_text(c)) % 2 == 0) for c in completions]
+
+
+def tiny_run(output_dir: Path, *extra: str):
+    script_args, training_args, model_args = parse_config(
+        ["--config", CPU_CONFIG, "--output_dir", str(output_dir), "--max_steps", "2", "--save_steps", "1"]
+        + ["--per_device_train_batch_size", "4", "--num_generations", "4", "--max_completion_length", "24"]
+        + ["--dataset_size", "16", "--reward_funcs", "length_parity", "correctness", "format"]
+        + ["--reward_weights", "1.0", "0.0", "0.0", "--temperature", "1.0", *extra]
+    )
+    return main(script_args, training_args, model_args)
+
+
+def fake_accelerator(main: bool = True) -> SimpleNamespace:
+    """What TRL's VLLMGeneration and the adapter engines read from an Accelerator: one process, no ZeRO, no FSDP."""
+    state = SimpleNamespace(deepspeed_plugin=None, fsdp_plugin=None)
+    return SimpleNamespace(state=state, process_index=0, is_main_process=main, wait_for_everyone=lambda: None)

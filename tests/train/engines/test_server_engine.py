@@ -1,0 +1,305 @@
+"""The server engine (train/engines/server.py, its HTTP client train/engines/vllm_server_api.py): rollouts from
+vLLM OpenAI servers that load each new adapter at run time.
+
+URL checks, adapter names, the request bodies and error handling against stub HTTP servers from the
+standard library, the engine itself against them, and config validation. Real runs (a bad URL stopping
+the trainer, a CPU vLLM server): tests/integration/test_server_engine.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tests.helpers import REPO
+from tests.helpers.vllm_server import SERVER_ENV, server_command
+from train.config import ConfigError, parse_config, validate
+from train.config.machine_checks import installed_vllm
+from train.engines.vllm_server_api import (
+    ServerError,
+    ServerPool,
+    ServerSettings,
+    adapter_name,
+    completion_payload,
+    new_run_tag,
+    normalize_url,
+)
+
+SERVER_CONFIG = "configs/cpu-smollm2-vllm-server.yaml"
+SAMPLING = dict(repetition_penalty=1.0, temperature=0.7, top_p=1.0, top_k=0, min_p=0.0, max_tokens=8, logprobs=0)
+
+
+# ---- cheap: URLs, names, request bodies ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "normal"),
+    [
+        ("http://127.0.0.1:8000", "http://127.0.0.1:8000"),
+        ("http://node7:8000/", "http://node7:8000"),
+        ("https://rollouts.example/v1", "https://rollouts.example"),
+        (" http://[::1]:9000/v1/ ", "http://[::1]:9000"),
+    ],
+)
+def test_server_urls_are_normalized(url, normal):
+    assert normalize_url(url) == normal
+
+
+@pytest.mark.parametrize(
+    "url", ["127.0.0.1:8000", "ftp://host:21", "http://", "http://host:99999", "http://host:8000/?x=1", "localhost"]
+)
+def test_malformed_server_urls_are_refused_with_the_url(url):
+    with pytest.raises(ValueError, match="vllm_server_urls"):
+        normalize_url(url)
+
+
+def test_adapter_names_are_unique_per_run_and_version():
+    tag, other = new_run_tag(), new_run_tag()
+    assert tag != other and len(tag) == 8
+    assert adapter_name(tag, 3) == f"verigrpo-{tag}-v3"
+    assert len({adapter_name(t, v) for t in (tag, other) for v in range(1, 50)}) == 98
+
+
+def test_the_completion_request_asks_for_token_ids_and_logprobs():
+    body = completion_payload([[1, 2], [3]], model="verigrpo-x-v1", n=4, structured_outputs_regex="A.*", **SAMPLING)
+    assert body["model"] == "verigrpo-x-v1" and body["prompt"] == [[1, 2], [3]] and body["n"] == 4
+    assert body["logprobs"] == 0 and body["return_token_ids"] and body["return_tokens_as_token_ids"]
+    assert body["structured_outputs"] == {"regex": "A.*"}
+    # the body is a vLLM CompletionRequest (vllm 0.27.1's own model validates it) when vLLM is installed
+    if installed_vllm():
+        from vllm.entrypoints.openai.completion.protocol import CompletionRequest
+
+        request = CompletionRequest(**body)
+        assert request.prompt == [[1, 2], [3]] and request.return_token_ids and request.logprobs == 0
+
+
+# ---- stub servers (standard library) ---------------------------------------------------------------
+
+
+class StubServer:
+    """An HTTP server that records JSON requests and answers like vLLM (or fails as told)."""
+
+    def __init__(self, *, status: int = 200, delay: float = 0.0) -> None:
+        self.requests: list[tuple[str, dict | None]] = []
+        self.status, self.delay = status, delay
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _answer(self, code: int, payload) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                stub.requests.append((self.path, None))
+                self._answer(200, {"data": [{"id": "base", "root": "/models/base", "parent": None}]})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.requests.append((self.path, body))
+                time.sleep(stub.delay)
+                if stub.status != 200:
+                    self._answer(stub.status, {"error": {"message": f"stub says {stub.status}"}})
+                elif self.path == "/v1/completions":
+                    self._answer(200, stub.completions(body))
+                else:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"ok")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def completions(body: dict) -> dict:
+        """Completion j of prompt p is [p[0], 100 + j], logprob -(j+1)/10 per token."""
+        choices = []
+        for prompt in body["prompt"]:
+            for j in range(body["n"]):
+                tokens = [prompt[0], 100 + j]
+                choices.append(
+                    {
+                        "index": len(choices),
+                        "text": "",
+                        "token_ids": tokens,
+                        "prompt_token_ids": prompt,
+                        "logprobs": {
+                            "tokens": [f"token_id:{t}" for t in tokens],
+                            "token_logprobs": [-(j + 1) / 10] * 2,
+                        },
+                    }
+                )
+        return {"choices": choices}
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def stubs():
+    made = []
+
+    def make(**kwargs) -> StubServer:
+        made.append(StubServer(**kwargs))
+        return made[-1]
+
+    yield make
+    for stub in made:
+        stub.close()
+
+
+def pool_of(*urls, timeout=5.0, retries=0) -> ServerPool:
+    return ServerPool(ServerSettings(urls=tuple(urls), adapter_dir="/tmp/x", request_timeout=timeout, retries=retries))
+
+
+def test_each_adapter_is_loaded_on_every_server_and_the_old_one_unloaded(stubs):
+    a, b = stubs(), stubs()
+    pool = pool_of(a.url, b.url)
+    pool.wait_until_ready(5)
+    assert pool.served_models == {a.url: ["/models/base"], b.url: ["/models/base"]}
+    pool.load("run-v1", "/shared/run-v1")
+    pool.load("run-v2", "/shared/run-v2")
+    for stub in (a, b):
+        posts = [(path, body) for path, body in stub.requests if body is not None]
+        assert posts == [
+            ("/v1/load_lora_adapter", {"lora_name": "run-v1", "lora_path": "/shared/run-v1"}),
+            ("/v1/load_lora_adapter", {"lora_name": "run-v2", "lora_path": "/shared/run-v2"}),
+            ("/v1/unload_lora_adapter", {"lora_name": "run-v1"}),
+        ]
+    assert pool.adapter == "run-v2"
+    pool.unload_current()  # at the end of a run: the servers outlive it
+    assert all(stub.requests[-1] == ("/v1/unload_lora_adapter", {"lora_name": "run-v2"}) for stub in (a, b))
+    assert pool.adapter is None
+    pool.close()
+
+
+def test_prompts_are_spread_over_the_servers_and_reassembled_in_order(stubs):
+    a, b = stubs(), stubs()
+    pool = pool_of(a.url, b.url)
+    with pytest.raises(RuntimeError, match="before its first sync"):
+        pool.generate([[1]], n=2, **SAMPLING)
+    pool.load("run-v1", "/p")
+    out = pool.generate([[10, 1], [20, 2], [30, 3]], n=2, **SAMPLING)
+    (_, first), (_, second) = (next(r for r in s.requests if r[0] == "/v1/completions") for s in (a, b))
+    assert first["prompt"] == [[10, 1]] and second["prompt"] == [[20, 2], [30, 3]]
+    assert first["model"] == second["model"] == "run-v1" == out["adapter"]
+    assert out["prompt_ids"] == [[10, 1], [20, 2], [30, 3]]
+    assert out["completion_ids"] == [[10, 100], [10, 101], [20, 100], [20, 101], [30, 100], [30, 101]]
+    assert out["logprobs"][1] == [[-0.2], [-0.2]] and out["logprob_token_ids"][1] == [[10], [101]]
+    pool.close()
+
+
+def test_a_server_answering_with_an_error_is_named(stubs):
+    good, bad = stubs(), stubs(status=500)
+    pool = pool_of(good.url, bad.url)
+    with pytest.raises(ServerError, match=rf"vLLM server {bad.url}: loading adapter run-v1 .* HTTP 500: .*stub says"):
+        pool.load("run-v1", "/p")
+
+
+def test_a_server_without_runtime_lora_says_how_to_start_it(stubs):
+    bad = stubs(status=404)
+    with pytest.raises(ServerError, match=r"HTTP 404.*VLLM_ALLOW_RUNTIME_LORA_UPDATING=True .*--enable-lora"):
+        pool_of(bad.url).load("run-v1", "/p")
+
+
+def test_a_slow_server_is_an_error_not_a_wait_forever(stubs):
+    slow = stubs(delay=3.0)
+    pool = pool_of(slow.url, timeout=0.5)
+    with pytest.raises(ServerError, match=rf"vLLM server {slow.url} did not answer within 0 s \(loading adapter"):
+        pool.load("run-v1", "/p")
+
+
+def test_an_unreachable_server_is_retried_a_bounded_number_of_times(dead_url):
+    url = dead_url
+    pool = pool_of(url, retries=1)
+    started = time.monotonic()
+    with pytest.raises(ServerError, match=rf"vLLM server {url} is unreachable \(loading adapter .*2 attempt\(s\)\)"):
+        pool.load("run-v1", "/p")
+    assert time.monotonic() - started < 60  # one 1 s back-off; bounded, whatever the load
+    with pytest.raises(ServerError, match=rf"vLLM server\(s\) {url} not ready after 1 s"):
+        pool.wait_until_ready(1)
+
+
+def test_a_server_that_lost_the_adapter_is_an_error_not_a_stale_rollout(stubs):
+    a = stubs()
+    pool = pool_of(a.url)
+    pool.load("run-v1", "/p")
+    a.status = 404  # e.g. restarted: vLLM answers 404 for a model name it does not know
+    with pytest.raises(ServerError, match=rf"vLLM server {a.url}: generating with run-v1 failed with HTTP 404"):
+        pool.generate([[1]], n=1, **SAMPLING)
+
+
+def test_the_server_engine_loads_each_version_and_cleans_up_at_the_end(stubs, tiny_policy, tmp_path):
+    """The engine itself (TRL's generation object, without vLLM): every sync saves the adapter where the servers
+    read it and loads it under a new name; at the end the last one is unloaded and its files are gone, while
+    the shared adapter directory stays."""
+    from tests.helpers.training import fake_accelerator
+    from train.engines.server import ServerAdapterGeneration
+
+    a = stubs()
+    adapters = tmp_path / "vllm-adapters"
+    settings = ServerSettings(urls=(a.url,), adapter_dir=str(adapters), request_timeout=5.0, retries=0)
+    engine = ServerAdapterGeneration(
+        model=tiny_policy, accelerator=fake_accelerator(), processing_class=None, mode="server", settings=settings
+    )
+    engine.sync_weights()
+    engine.sync_weights()
+    first, second = (adapter_name(engine.run_tag, v) for v in (1, 2))
+    posts = [(path, body["lora_name"]) for path, body in a.requests if body]
+    assert posts == [
+        ("/v1/load_lora_adapter", first),
+        ("/v1/load_lora_adapter", second),
+        ("/v1/unload_lora_adapter", first),
+    ]
+    assert [p.name for p in adapters.iterdir()] == [second]
+    state = engine.manifest_state()
+    assert state["mode"] == "server" and state["rollout_adapter"] == second and state["adapter_versions_loaded"] == 2
+    assert state["servers"] == [a.url] and state["served_models"] == {a.url: ["/models/base"]}
+    engine.close()
+    assert a.requests[-1] == ("/v1/unload_lora_adapter", {"lora_name": second})
+    assert adapters.is_dir() and list(adapters.iterdir()) == []
+    assert engine.manifest_state()["rollout_adapter"] == second  # the final run.json still names it
+
+
+# ---- config validation -----------------------------------------------------------------------------
+
+
+def test_the_server_config_validates_and_refuses_misused_or_malformed_urls(tmp_path):
+    validate(*parse_config(["--config", SERVER_CONFIG]))  # needs no local vLLM: the servers hold it
+    with pytest.raises(ConfigError, match=r"vllm_server_urls: 'localhost:8000' is not an http\(s\) URL"):
+        validate(*parse_config(["--config", SERVER_CONFIG, "--vllm_server_urls", "localhost:8000"]))
+    with pytest.raises(ConfigError, match=r"listed twice"):
+        validate(*parse_config(["--config", SERVER_CONFIG, "--vllm_server_urls", "http://a:1", "http://a:1/v1"]))
+    with pytest.raises(ConfigError, match=r"vllm_server_urls is set but this run does not roll out on vLLM servers"):
+        validate(*parse_config(["--config", SERVER_CONFIG, "--vllm_mode", "colocate"]))
+    with pytest.raises(ConfigError, match=r"vllm_mode: 'server' with a LoRA policy needs vllm_server_urls"):
+        no_urls = tmp_path / "no-urls.yaml"
+        text = (REPO / SERVER_CONFIG).read_text()
+        no_urls.write_text(text.replace("vllm_server_urls: [http://127.0.0.1:8000]", "vllm_server_urls: []"))
+        validate(*parse_config(["--config", str(no_urls)]))
+
+
+def test_the_config_header_starts_the_server_the_tests_start():
+    """The command in configs/cpu-smollm2-vllm-server.yaml (and docs/scaling-out.md) is the fixture's, on port 8000."""
+    header = [line.lstrip("# ").rstrip(" \\") for line in (REPO / SERVER_CONFIG).read_text().splitlines()]
+    start = next(i for i, line in enumerate(header) if line.startswith("VLLM_ALLOW_RUNTIME_LORA_UPDATING"))
+    end = next(i for i in range(start, len(header)) if "--logprobs-mode" in header[i])
+    words = shlex.split(" ".join(header[start : end + 1]))
+    env = [f"{k}={v}" for k, v in SERVER_ENV.items()]
+    assert words == env + server_command(8000)

@@ -1,0 +1,115 @@
+"""A training run's curve: reward and each domain's metrics per step, from the run's log history.
+
+    python scripts/plot_run.py runs/cpu-smollm2 [--out curve.png]
+
+Reads ``log_history.json`` (written at the end of training) or, for a run still in progress or
+interrupted, the newest ``checkpoint-*/trainer_state.json``. Writes ``<run>/curve.png``.
+``scripts/plot_run.py`` is this module's command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from evals.domains import plot_metrics
+
+REWARD_SERIES = ("reward", "reward (weighted sum)", "-")
+
+
+def series() -> tuple[tuple[str, str, str], ...]:
+    """(key in the log history, label, line style): the weighted reward, then each domain's metrics
+    (evals/domains.py); styles are distinct, so equal curves do not hide one another."""
+    return (REWARD_SERIES, *plot_metrics())
+
+
+def load_history(run_dir: Path) -> list[dict]:
+    final = run_dir / "log_history.json"
+    if final.is_file():
+        return json.loads(final.read_text())
+    states = sorted(run_dir.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[1]))
+    if not states:
+        raise FileNotFoundError(f"{run_dir}: no log_history.json and no checkpoint-*/trainer_state.json")
+    return json.loads(states[-1].read_text())["log_history"]
+
+
+def smooth(values: list[float], window: int) -> list[float]:
+    """Trailing running mean: point i is the mean of steps i-window+1 .. i (fewer at the start)."""
+    out = []
+    for i in range(len(values)):
+        chunk = values[max(0, i - window + 1) : i + 1]
+        out.append(sum(chunk) / len(chunk))
+    return out
+
+
+def figure(run_dir: Path):
+    """Each series twice: faint, its per-step value (noisy: a step sees a few prompts); bold, the trailing mean
+    of the last ``window`` steps (a tenth of the run; under 20 steps, only the per-step values). The legend
+    sits below the axes, where it hides nothing, and says which line is which."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
+    history = [entry for entry in load_history(run_dir) if "reward" in entry]
+    if not history:
+        raise ValueError(f"{run_dir}: the log history has no reward entries (was logging_steps set?)")
+    steps = [entry["step"] for entry in history]
+    window = max(1, len(history) // 10)
+    fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
+    handles = []
+    for key, label, style in series():
+        values = [entry.get(key) for entry in history]
+        if any(v is None for v in values):
+            continue
+        if window == 1:  # too few steps to smooth: the per-step values, bold, with a marker per step
+            (line,) = ax.plot(steps, values, linestyle=style, linewidth=2, marker="o", markersize=4)
+        else:
+            (line,) = ax.plot(steps, values, alpha=0.25, linewidth=1)
+            ax.plot(steps, smooth(values, window), color=line.get_color(), linestyle=style, linewidth=2)
+        handles.append(Line2D([], [], color=line.get_color(), linestyle=style, linewidth=2, label=label))
+    if window > 1:  # how to read the two lines of each series, in neutral grey
+        handles.append(Line2D([], [], color="grey", alpha=0.35, linewidth=1, label="faint: the value at each step"))
+        handles.append(
+            Line2D([], [], color="grey", linewidth=2, label=f"bold: mean of the last {window} steps (trailing)")
+        )
+    ax.set_xlabel("step")
+    ax.set_ylabel("mean over the step's completions")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(-0.05, max(1.05, max(entry["reward"] for entry in history) + 0.05))
+    ax.set_title(f"GRPO run {run_dir.resolve().name}")
+    ax.grid(alpha=0.3)
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
+    return fig
+
+
+def plot(run_dir: Path, out: Path | None = None) -> Path:
+    """Write the figure to ``out`` (default ``<run>/curve.png``)."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(run_dir)
+    out = out or run_dir / "curve.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    try:
+        print(plot(args.run_dir, args.out))
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""What ``train/grpo.py --config X.yaml`` accepts, and every check that can fail before a model loads.
+
+    arguments.py       ScriptArguments (data, rewards, think, prompt, vLLM servers), the ranges of every
+                       numeric key, ConfigError, CheckedGRPOConfig
+    parsing.py         parse_config: TRL's parser on --config FILE.yaml + overrides; its errors explained
+    validation.py      validate: every check on the config alone (rewards, data, model, servers, quantization)
+    machine_checks.py  machine pre-flight: device, vLLM build/version, 4-bit matching, GPU memory estimate
+    cli_help.py        --help: --config and the project's options first, with the config's values
+
+Nothing here imports TRL until a config is parsed. The public names are re-exported here
+(``from train.config import parse_config, validate``).
+"""
+
+from train.config.arguments import ConfigError, ScriptArguments
+from train.config.parsing import parse_config
+from train.config.validation import check_line_lengths, validate
+
+__all__ = ["ConfigError", "ScriptArguments", "check_line_lengths", "parse_config", "validate"]
+
+
+def __getattr__(name: str):
+    if name == "CheckedGRPOConfig":  # a training_args.bin pickled before the config became a package
+        from train.config.arguments import grpo_config_class
+
+        return grpo_config_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,228 @@
+"""The keys a run's config holds: ``ScriptArguments`` (data, rewards, prompt, vLLM servers), the range each
+numeric key must lie in (``Bound`` tables for ours, TRL's GRPOConfig and ModelConfig), and
+``CheckedGRPOConfig``, TRL's GRPOConfig with those ranges checked before TRL's own ``__post_init__``.
+
+TRL's ``TrlParser`` reads three dataclasses: ``ScriptArguments``, ``GRPOConfig`` and ``ModelConfig``
+(``train/config/parsing.py``); ``train/config/validation.py`` checks the combinations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from evals.domains import all_sources
+from evals.math_data import ARITHMETIC_DEFAULTS
+from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
+from rewards import REWARD_FUNCS, THINK_MODES, WORKED_EXAMPLES
+
+SOURCES = all_sources()  # as of import, for the --dataset help text (evals/domains.py: one record per domain)
+
+
+class ConfigError(ValueError):
+    """A configuration the trainer refuses, with the key and the fix in the message."""
+
+
+@dataclass
+class ScriptArguments:
+    """Data, reward and prompt options (model and optimizer options live in ModelConfig / GRPOConfig)."""
+
+    dataset: str = field(default="arithmetic", metadata={"help": f"one of {', '.join(SOURCES)}"})
+    dataset_path: str | None = field(
+        default=None,
+        metadata={"help": "local file for jsonl/json/code (or gsm8k/math500); code defaults to the bundled set"},
+    )
+    dataset_split: str = field(default="train", metadata={"help": "split to train on (arithmetic: train or test)"})
+    dataset_size: int | None = field(default=None, metadata={"help": "arithmetic: problems generated; else limit"})
+    dataset_seed: int = field(default=0, metadata={"help": "seed for generation and shuffling"})
+    arithmetic_operations: list[str] = field(
+        default_factory=lambda: list(ARITHMETIC_DEFAULTS.operations),
+        metadata={"help": f"arithmetic: operations to draw from ({', '.join(ARITHMETIC_OPERATIONS)})"},
+    )
+    arithmetic_min_value: int = field(
+        default=ARITHMETIC_DEFAULTS.min_value, metadata={"help": "arithmetic: smallest operand (>= 0)"}
+    )
+    arithmetic_max_value: int = field(
+        default=ARITHMETIC_DEFAULTS.max_value, metadata={"help": "arithmetic: largest operand (>= min_value)"}
+    )
+    arithmetic_steps: int = field(
+        default=ARITHMETIC_DEFAULTS.steps, metadata={"help": "arithmetic: operations per problem (>= 1)"}
+    )
+    num_shots: int = field(
+        default=1,
+        metadata={"help": f"worked examples in the prompt, 0 to {len(WORKED_EXAMPLES)} (rewards.WORKED_EXAMPLES)"},
+    )
+    reward_funcs: list[str] = field(
+        default_factory=lambda: ["correctness", "format"], metadata={"help": f"names from {sorted(REWARD_FUNCS)}"}
+    )
+    think: str = field(
+        default=THINK_MODES[0],
+        metadata={
+            "help": f"where the final answer is read ({' | '.join(THINK_MODES)}): after_last_close reads only "
+            "text after the last </think>, for reasoning models; the eval scorer's -S think= takes the same value"
+        },
+    )
+    log_rollouts: bool = field(
+        default=True, metadata={"help": "write every rollout to <output_dir>/rollouts/*.eval (Inspect logs)"}
+    )
+    rollout_log_steps: int = field(
+        default=10, metadata={"help": "steps per rollout log file (also written at each save)"}
+    )
+    vllm_server_urls: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "vllm_mode: server with a LoRA policy: the vLLM OpenAI servers to roll out on (http://host:port, "
+            "prompts spread across them); each loads every new adapter at run time (train/engines/server.py)"
+        },
+    )
+    vllm_adapter_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": "where each adapter version is written for the servers to load (default <output_dir>/vllm-adapters); "
+            "servers on other nodes need it on shared storage, at the same path"
+        },
+    )
+    vllm_server_request_timeout: float = field(
+        default=600.0, metadata={"help": "seconds one request to a vLLM server may take before the run stops"}
+    )
+    vllm_server_retries: int = field(
+        default=3, metadata={"help": "extra attempts when a vLLM server cannot be connected to (then the run stops)"}
+    )
+
+
+# ---- numeric ranges: every value that would otherwise fail late (or never) --------------------
+
+SEED_MAX = 2**32 - 1  # numpy's seed range: transformers' set_seed seeds numpy too
+
+
+def finite_number(value) -> bool:
+    """A real, finite int or float (bool is not a number here)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _at_least(low):
+    return lambda v: finite_number(v) and v >= low
+
+
+def _above(low):
+    return lambda v: finite_number(v) and v > low
+
+
+def _within(low, high, *, open_low=False, open_high=False):
+    def ok(v):
+        if not finite_number(v):
+            return False
+        return (v > low if open_low else v >= low) and (v < high if open_high else v <= high)
+
+    return ok
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One numeric key: the test its value must pass and, in words, what that is."""
+
+    key: str
+    ok: object  # callable(value) -> bool
+    need: str
+    optional: bool = False  # None (unset) is allowed
+
+
+# GRPOConfig keys whose bad values TRL or transformers find late (mid-training, after the model
+# loaded) or never (silently training on nonsense); checked before TRL's own __post_init__, which
+# divides by some of them (num_generations 0 was a ZeroDivisionError).
+GRPO_BOUNDS = (
+    Bound("learning_rate", _above(0), "> 0"),
+    Bound("per_device_train_batch_size", _at_least(1), ">= 1"),
+    Bound("gradient_accumulation_steps", _at_least(1), ">= 1"),
+    Bound("num_generations", _at_least(2), ">= 2 (a group needs two completions to have an advantage)"),
+    Bound("generation_batch_size", _at_least(1), ">= 1", optional=True),
+    Bound("steps_per_generation", _at_least(1), ">= 1", optional=True),
+    Bound("num_iterations", _at_least(1), ">= 1"),
+    Bound("max_completion_length", _at_least(1), ">= 1 (tokens per completion)"),
+    Bound("max_steps", lambda v: v == -1 or _at_least(1)(v), "-1 (train num_train_epochs) or >= 1"),
+    Bound("num_train_epochs", _above(0), "> 0"),
+    Bound("temperature", _above(0), "> 0 (TRL divides the logits by it)"),
+    Bound("top_p", _within(0, 1, open_low=True), "in (0, 1]"),
+    Bound("top_k", _at_least(0), ">= 0 (0: off)", optional=True),
+    Bound("min_p", _within(0, 1), "in [0, 1]", optional=True),
+    Bound("repetition_penalty", _above(0), "> 0 (1: off)"),
+    Bound("epsilon", _above(0), "> 0 (the PPO clip range)"),
+    Bound("epsilon_high", _above(0), "> 0", optional=True),
+    Bound("delta", _above(1), "> 1 (an upper clip on the importance ratio below 1 clips on-policy samples)", True),
+    Bound("beta", _at_least(0), ">= 0 (0: no KL term)"),
+    Bound("max_grad_norm", _at_least(0), ">= 0 (0: no clipping)"),
+    Bound("weight_decay", _at_least(0), ">= 0"),
+    Bound("warmup_steps", _at_least(0), ">= 0"),
+    Bound("adam_beta1", _within(0, 1, open_high=True), "in [0, 1)"),
+    Bound("adam_beta2", _within(0, 1, open_high=True), "in [0, 1)"),
+    Bound("adam_epsilon", _above(0), "> 0"),
+    Bound("save_steps", _above(0), "> 0 (a fraction below 1 is a share of max_steps)"),
+    Bound("logging_steps", _above(0), "> 0"),
+    Bound("save_total_limit", _at_least(1), ">= 1", optional=True),
+    Bound("seed", _within(0, SEED_MAX), f"in [0, {SEED_MAX}]"),
+    Bound("data_seed", _within(0, SEED_MAX), f"in [0, {SEED_MAX}]", optional=True),
+)
+
+# every numeric key the project owns (ScriptArguments)
+SCRIPT_BOUNDS = (
+    Bound("dataset_size", _at_least(1), ">= 1 (leave it unset for the whole dataset)", optional=True),
+    Bound("dataset_seed", _within(0, SEED_MAX), f"in [0, {SEED_MAX}]"),
+    Bound("arithmetic_min_value", _at_least(0), ">= 0"),
+    Bound("arithmetic_max_value", _at_least(0), ">= 0"),
+    Bound("arithmetic_steps", _at_least(1), ">= 1"),
+    Bound("num_shots", _within(0, len(WORKED_EXAMPLES)), f"0 to {len(WORKED_EXAMPLES)} (rewards.WORKED_EXAMPLES)"),
+    Bound("rollout_log_steps", _at_least(1), ">= 1"),
+    Bound("vllm_server_request_timeout", _above(0), "> 0 (seconds)"),
+    Bound("vllm_server_retries", _within(0, 100), "in [0, 100]"),
+)
+
+# TRL's ModelConfig: the LoRA shape
+MODEL_BOUNDS = (
+    Bound("lora_r", _at_least(1), ">= 1"),
+    Bound("lora_alpha", _above(0), "> 0"),
+    Bound("lora_dropout", _within(0, 1, open_high=True), "in [0, 1)"),
+)
+
+
+def out_of_range(obj, bounds) -> list[str]:
+    """``"key must be ..., got value"`` for every key of ``obj`` that fails its bound."""
+    problems = []
+    for bound in bounds:
+        value = getattr(obj, bound.key, None)
+        if value is None and (bound.optional or not hasattr(obj, bound.key)):
+            continue
+        if not bound.ok(value):
+            problems.append(f"{bound.key} must be {bound.need}, got {value!r}")
+    return problems
+
+
+def refuse(problems: list[str]) -> None:
+    """One ConfigError naming every problem found, or nothing when there is none."""
+    if problems:
+        raise ConfigError("; ".join(problems) + ". Fix the value(s) in the config or on the command line.")
+
+
+def grpo_config_class():
+    """GRPOConfig whose ranges are checked before TRL's own __post_init__ runs (and can crash on them).
+
+    Built on first use so that importing this module (and ``--help``) does not import TRL; it is
+    then a module attribute, so the trainer can pickle the arguments (training_args.bin).
+    """
+    cls = globals().get("CheckedGRPOConfig")
+    if cls is None:
+        from trl import GRPOConfig
+
+        class CheckedGRPOConfig(GRPOConfig):
+            def __post_init__(self):
+                refuse(out_of_range(self, GRPO_BOUNDS))
+                super().__post_init__()
+
+        CheckedGRPOConfig.__qualname__ = "CheckedGRPOConfig"
+        cls = globals()["CheckedGRPOConfig"] = CheckedGRPOConfig
+    return cls
+
+
+def __getattr__(name: str):
+    if name == "CheckedGRPOConfig":  # unpickling training_args.bin in a fresh process
+        return grpo_config_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

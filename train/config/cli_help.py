@@ -1,0 +1,81 @@
+"""``python train/grpo.py --help``: the project's own options first, in a screenful, without importing TRL.
+
+TRL's parser lists ~190 GRPOConfig/ModelConfig keys (1,357 lines, 19 s to import): useful as a
+reference, useless as a first answer. This page shows ``--config``, every ScriptArguments key with
+its help, and the TRL keys a run usually sets, each with the value the given ``--config`` file sets
+(not TRL's default, which the config usually overrides). ``--help-all`` still prints TRL's list.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import yaml
+
+from train.config.arguments import ScriptArguments
+
+# the TRL keys (GRPOConfig / ModelConfig) a run usually sets, with one line each
+COMMON_TRL_KEYS = {
+    "model_name_or_path": "base model: a local checkpoint directory or a Hub id",
+    "load_in_4bit": "train a LoRA adapter on a 4-bit (bitsandbytes nf4) base",
+    "use_peft": "train a LoRA adapter instead of every weight",
+    "lora_r": "LoRA rank",
+    "output_dir": "where checkpoints, run.json and rollouts/ go",
+    "max_steps": "optimizer steps (-1: num_train_epochs)",
+    "per_device_train_batch_size": "completions per step per device (prompts x num_generations)",
+    "num_generations": "completions per prompt (the GRPO group)",
+    "max_completion_length": "tokens per completion",
+    "temperature": "sampling temperature (> 0)",
+    "learning_rate": "optimizer learning rate",
+    "reward_weights": "one weight per reward_funcs entry (>= 0)",
+    "save_steps": "steps between checkpoints (checkpoint-N)",
+    "seed": "seed for sampling, dropout and data order",
+    "resume_from_checkpoint": "continue <output_dir>/checkpoint-N exactly: same data order, optimizer state and RNG",
+    "use_vllm": "generate rollouts with vLLM",
+}
+
+
+def _config_values(config: str | None) -> dict:
+    if config is None:
+        return {}
+    values = yaml.safe_load(Path(config).read_text())
+    return values if isinstance(values, dict) else {}
+
+
+def _default(f: dataclasses.Field):
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
+def _row(name: str, text: str, value, source: str) -> str:
+    flag = f"  --{name}"
+    return f"{flag:<32s} {text} [{source}: {value!r}]" if source else f"{flag:<32s} {text}"
+
+
+def project_help(config: str | None = None) -> str:
+    values = _config_values(config)
+    source = f"{config}" if config else "default"
+    lines = [
+        "usage: python train/grpo.py --config FILE.yaml [--KEY VALUE ...] [--help-all]",
+        "",
+        "Train a policy with GRPO (TRL) on the shared verifier. Every key of the YAML file can be",
+        "overridden on the command line, e.g. --max_steps 2. Bad values are refused (exit 2) before",
+        "any model loads.",
+        "",
+        f"  {'--config FILE':<30s} the run's YAML config: configs/cpu-smollm2.yaml (CPU default),",
+        f"  {'':<30s} configs/cpu-smollm2-code.yaml, configs/qwen2.5-1.5b-*.yaml (GPU)",
+        f"  {'--help-all':<30s} every key TRL accepts (GRPOConfig, ModelConfig; long)",
+        "",
+        "data, rewards and prompt (train/config/arguments.py):",
+    ]
+    for f in dataclasses.fields(ScriptArguments):
+        value = values.get(f.name, _default(f))
+        lines.append(_row(f.name, f.metadata.get("help", ""), value, source if f.name in values else "default"))
+    lines += ["", "common training keys (TRL GRPOConfig / ModelConfig; --help-all for all):"]
+    for name, text in COMMON_TRL_KEYS.items():
+        lines.append(_row(name, text, values.get(name), source if name in values else ""))
+    return "\n".join(lines)

@@ -1,0 +1,200 @@
+"""Every check on a parsed config that does not need the model: ``validate`` runs them all before
+anything heavy loads, and each impossible or risky combination becomes one ``ConfigError`` paragraph
+naming the key and the fix. What depends on the machine (device, vLLM build, GPU memory) is in
+``train/config/machine_checks.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evals.domains import all_sources, domain_of_source, reward_names_elsewhere
+from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
+from rewards import REWARD_FUNCS, THINK_MODES
+from rewards.registry import unknown_rewards
+from train.config.arguments import (
+    GRPO_BOUNDS,
+    MODEL_BOUNDS,
+    SCRIPT_BOUNDS,
+    ConfigError,
+    ScriptArguments,
+    finite_number,
+    out_of_range,
+    refuse,
+)
+from train.config.machine_checks import check_machine
+from train.engines.selection import Engine, rollout_engine
+
+MAX_LINE_BYTES = 1 << 20  # one jsonl record (a problem): 1 MiB is ~250k tokens, past any model's context
+
+
+def validate(script_args: ScriptArguments, training_args, model_args) -> None:
+    """Every check that does not need the model: run before anything heavy is loaded."""
+    refuse(
+        out_of_range(script_args, SCRIPT_BOUNDS)
+        + out_of_range(training_args, GRPO_BOUNDS)
+        + out_of_range(model_args, MODEL_BOUNDS)
+        + _cross_field_problems(script_args, training_args)
+    )
+    check_rewards(script_args, training_args)
+    check_data(script_args)
+    check_model_and_resume(training_args, model_args)
+    check_servers(script_args, training_args, model_args)
+    check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
+    check_quantization(model_args)
+
+
+def _cross_field_problems(script_args: ScriptArguments, training_args) -> list[str]:
+    problems = []
+    if script_args.arithmetic_min_value > script_args.arithmetic_max_value:
+        problems.append(
+            f"arithmetic_min_value ({script_args.arithmetic_min_value}) must be <= arithmetic_max_value "
+            f"({script_args.arithmetic_max_value})"
+        )
+    unknown_ops = sorted(set(script_args.arithmetic_operations) - set(ARITHMETIC_OPERATIONS))
+    if unknown_ops or not script_args.arithmetic_operations:
+        problems.append(
+            f"arithmetic_operations must be a non-empty list from {list(ARITHMETIC_OPERATIONS)}, got {unknown_ops or '[]'}"
+        )
+    weights = training_args.reward_weights
+    if weights is not None:
+        bad = [w for w in weights if not finite_number(w) or w < 0]
+        if bad:
+            problems.append(
+                f"reward_weights must be finite and >= 0 (a penalty belongs in the reward function, where the logs "
+                f"record it), got {bad}"
+            )
+        elif not any(weights):
+            problems.append("reward_weights are all 0: nothing would be learned; give at least one a positive weight")
+    return problems
+
+
+def check_rewards(script_args: ScriptArguments, training_args) -> None:
+    """Reward names, the think setting, and one weight per reward."""
+    unknown = unknown_rewards(script_args.reward_funcs)
+    if unknown:
+        raise ConfigError(
+            f"reward_funcs: unknown reward function(s) {unknown}. Valid names are {sorted(REWARD_FUNCS)}, "
+            "e.g. `reward_funcs: [correctness, format]`."
+        )
+    if script_args.think not in THINK_MODES:
+        raise ConfigError(
+            f"think: {script_args.think!r} is not an answer-extraction setting. Valid values are "
+            f"{' | '.join(THINK_MODES)} (after_last_close for models that reason inside <think>...</think>)."
+        )
+    weights = training_args.reward_weights
+    if weights is not None and len(weights) != len(script_args.reward_funcs):
+        raise ConfigError(
+            f"reward_weights has {len(weights)} entries but reward_funcs has {len(script_args.reward_funcs)}: "
+            "give one weight per reward function (e.g. `reward_weights: [1.0, 0.0]` to log format without training on it)."
+        )
+
+
+def check_data(script_args: ScriptArguments) -> None:
+    """The dataset source, its domain against the rewards (evals/domains.py), and the local file if any."""
+    if script_args.dataset not in all_sources():
+        raise ConfigError(f"dataset: {script_args.dataset!r} is not one of {list(all_sources())}.")
+    domain = domain_of_source(script_args.dataset)
+    is_code = domain.name == "code"
+    mismatched = [n for n in script_args.reward_funcs if n in reward_names_elsewhere(domain)]
+    if mismatched:
+        kind = "a code dataset (dataset: code)" if not is_code else "a math dataset"
+        fix = (
+            "Use `reward_funcs: [code_tests]` for code."
+            if is_code
+            else "Use `reward_funcs: [correctness, format]` for math."
+        )
+        raise ConfigError(
+            f"reward_funcs {mismatched} cannot score dataset {script_args.dataset!r}: they need {kind}. {fix}"
+        )
+    if is_code and script_args.num_shots:
+        raise ConfigError("num_shots: worked examples are math-only; set `num_shots: 0` with dataset: code.")
+    if is_code:
+        from rewards.sandbox import sandbox_problem
+
+        problem = sandbox_problem()
+        if problem:
+            raise ConfigError(f"dataset: code runs unit tests in a sandbox, which is unavailable here: {problem}")
+    path = script_args.dataset_path
+    if script_args.dataset in ("jsonl", "json") and not path:
+        raise ConfigError(f"dataset: {script_args.dataset!r} needs dataset_path pointing at the file.")
+    if path and not Path(path).is_file():
+        raise ConfigError(f"dataset_path: {path} does not exist (resolved: {Path(path).resolve()}).")
+    if path and Path(path).suffix != ".json":  # .json: one array, any layout
+        check_line_lengths(path)
+
+
+def check_line_lengths(path: str | Path, limit: int = MAX_LINE_BYTES) -> None:
+    """Refuse a line-per-record file with a line over ``limit`` bytes, before anything reads it whole.
+
+    One problem is a question and its answer (or a code prompt and its tests): a line of megabytes
+    is a broken export, and would otherwise be loaded, tokenized into a prompt far past any model's
+    context and fail (or exhaust memory) only in the first generation. Streams in 1 MiB chunks.
+    """
+    lineno, length = 1, 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            pieces = chunk.split(b"\n")
+            for index, piece in enumerate(pieces):
+                length += len(piece)
+                if length > limit:
+                    raise ConfigError(
+                        f"{path}:{lineno}: this line is over {limit:,} bytes (the limit for one record); a problem "
+                        "this long is a broken export and would exceed the model's context. Fix or remove the record."
+                    )
+                if index < len(pieces) - 1:
+                    lineno, length = lineno + 1, 0
+
+
+def check_model_and_resume(training_args, model_args) -> None:
+    """The checkpoint to resume from and the base model: directories that hold what they must."""
+    resume = training_args.resume_from_checkpoint
+    if resume and not Path(resume, "trainer_state.json").is_file():
+        raise ConfigError(
+            f"resume_from_checkpoint: {resume} is not a checkpoint (no trainer_state.json; resolved: "
+            f"{Path(resume).resolve()}). Give a <output_dir>/checkpoint-N directory of the run to continue."
+        )
+    if not model_args.model_name_or_path:
+        raise ConfigError("model_name_or_path is required (a local checkpoint directory or a Hub model id).")
+    path = model_args.model_name_or_path
+    if (path.startswith((".", "/", "models/")) or Path(path).exists()) and not Path(path, "config.json").is_file():
+        raise ConfigError(
+            f"model_name_or_path: {path} is not a checkpoint directory (no config.json). For the CPU default run "
+            "`python scripts/prepare_cpu_model.py` (or `make setup`) first."
+        )
+
+
+def check_servers(script_args: ScriptArguments, training_args, model_args) -> None:
+    """vllm_server_urls: well-formed, and only where the server engine uses them (not yet whether they answer)."""
+    urls = script_args.vllm_server_urls
+    if not urls:
+        return
+    if rollout_engine(training_args, model_args) is not Engine.SERVER:
+        raise ConfigError(
+            "vllm_server_urls is set but this run does not roll out on vLLM servers: they are used with "
+            "`use_vllm: true`, `vllm_mode: server` and `use_peft: true`. Set those, or remove vllm_server_urls."
+        )
+    from train.engines.vllm_server_api import normalize_url
+
+    problems, seen = [], set()
+    for url in urls:
+        try:
+            normal = normalize_url(url)
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        if normal in seen:
+            problems.append(f"vllm_server_urls: {url!r} is listed twice")
+        seen.add(normal)
+    refuse(problems)
+
+
+def check_quantization(model_args) -> None:
+    """A quantized base is trained through a LoRA adapter, with one quantization."""
+    if model_args.load_in_4bit and model_args.load_in_8bit:
+        raise ConfigError("load_in_4bit and load_in_8bit are both set: choose one.")
+    if (model_args.load_in_4bit or model_args.load_in_8bit) and not model_args.use_peft:
+        raise ConfigError(
+            "load_in_4bit/load_in_8bit needs use_peft: true: quantized weights cannot be trained directly, only a "
+            "LoRA adapter on top of them."
+        )

@@ -1,0 +1,57 @@
+"""Training rows from the shared problem sources, with the prompt the evals use.
+
+A math row is ``{"prompt": chat messages, "answer": reference, "id": problem id}``; TRL passes
+``answer`` to the reward functions as a keyword argument (``rewards.correctness(completions, answer)``).
+A code row has ``tests`` (the JSON test spec) instead: ``rewards.code_tests(completions, tests)``.
+"""
+
+from __future__ import annotations
+
+from datasets import Dataset
+
+from evals.code_data import CodeProblem
+from evals.domains import domain_of_problems, domain_of_source
+from evals.math_data import MathProblem
+from train.config import ScriptArguments
+
+
+def arithmetic_settings(args: ScriptArguments) -> dict:
+    """The config's ``arithmetic_*`` keys as ``load_problems``/``math_verified`` arguments (operations as a list)."""
+    return {
+        "operations": list(args.arithmetic_operations),
+        "min_value": args.arithmetic_min_value,
+        "max_value": args.arithmetic_max_value,
+        "steps": args.arithmetic_steps,
+    }
+
+
+def held_out_task_args(args: ScriptArguments, problems: int, max_tokens: int) -> dict:
+    """``evals/math_task.py@math_verified`` arguments for the held-out 'test' split of the generator a config
+    trains on: the same operations, range, seed and worked examples (``-T`` values as the CLI takes them)."""
+    arithmetic = arithmetic_settings(args)
+    return {
+        "limit": problems,
+        "seed": args.dataset_seed,
+        "num_shots": args.num_shots,
+        **arithmetic,
+        "operations": ",".join(arithmetic["operations"]),  # as `-T operations=...` takes it
+        "max_tokens": max_tokens,
+    }
+
+
+def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[CodeProblem]:
+    knobs = arithmetic_settings(args) if args.dataset == "arithmetic" else {}
+    return domain_of_source(args.dataset).load(
+        args.dataset,
+        path=args.dataset_path,
+        split=args.dataset_split,
+        limit=args.dataset_size,
+        seed=args.dataset_seed,
+        shuffle=args.dataset != "arithmetic",
+        **knobs,
+    )
+
+
+def to_dataset(problems: list[MathProblem] | list[CodeProblem], num_shots: int) -> Dataset:
+    row = domain_of_problems(problems).training_row  # evals/domains.py: the prompt builder and the reward's column
+    return Dataset.from_list([row(p, num_shots) for p in problems])

@@ -1,0 +1,175 @@
+"""vLLM rollouts for a LoRA policy: vLLM holds the base once, each sync sends only the adapter.
+
+TRL 1.16 syncs a PEFT policy into vLLM by merging the adapter into the base and pushing full
+weights. On a bitsandbytes 4-bit base that merge re-quantizes the weights and pushes packed tensors
+without their quantization state, so the rollouts would not come from the policy being trained.
+Here vLLM loads the policy's *base* itself (``quantization="bitsandbytes"`` when the policy is
+4-bit, so both sides quantize the same checkpoint the same way) with ``enable_lora=True``; after
+every optimizer step the adapter is saved (peft's own files, in a RAM-backed directory when there
+is one, removed with everything in it when the run ends) and loaded under a **new integer id** (vLLM caches adapters by id: the same id would keep
+serving the old weights), and every generate call passes that ``LoRARequest``. The base is never
+merged, re-quantized or pushed. TRL still computes advantages, the loss and its importance-sampling
+correction from the logprobs vLLM returns (``logprobs_mode="processed_logprobs"``, as TRL sets).
+
+TRL's public contract this relies on (trl 1.16.0; tests/train/test_trl_seams.py checks it): ``generate``
+calls ``self.llm.generate(...)`` and ``self.sync_weights()``; ``GRPOTrainer.__init__`` builds the object
+as ``VLLMGeneration(...)`` (swapped in through ``train.trl_seams.generation_class``). What is shared with
+the server engine (saving, naming, run.json, cleanup) is ``train/engines/base.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from trl.trainer.utils import ensure_master_addr_port
+
+from train.engines.base import AdapterEngine
+from train.engines.selection import Engine
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """What vLLM needs to know about the policy that TRL's generation object does not pass."""
+
+    base_model: str  # the checkpoint the policy's base was loaded from (never the merged policy)
+    quantization: str | None  # "bitsandbytes" for a 4-bit policy, else None
+    dtype: str  # vLLM's dtype: the policy's compute dtype
+    max_lora_rank: int
+    adapter_root: str | None = None  # where adapter versions are written (default: RAM-backed temp dir)
+    seed: int = 0
+
+
+ADAPTER_DIR_PREFIX = "verigrpo-adapter-"
+
+
+def _ram_backed_dir() -> str:
+    """A fresh directory for adapter files, in /dev/shm when it exists (no disk writes per step), named after
+    this process (``verigrpo-adapter-<pid>-...``) so a leftover can be traced to the run that made it."""
+    root = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    return tempfile.mkdtemp(prefix=f"{ADAPTER_DIR_PREFIX}{os.getpid()}-", dir=root)
+
+
+class _AdapterLLM:
+    """``vllm.LLM`` seen through TRL's generate(): every generate call gets the current adapter.
+
+    Sleep level 2 discards weights and TRL would then re-push them from the trainer; here the base
+    never moves, so sleeping keeps a copy (level 1) and waking restores it.
+    """
+
+    def __init__(self, llm, engine: AdapterSyncGeneration) -> None:
+        self._llm = llm
+        self._engine = engine
+
+    def generate(self, *args, **kwargs):
+        if self._engine.lora_request is None:
+            raise RuntimeError("the adapter engine generated before its first sync: no adapter is loaded")
+        kwargs.setdefault("lora_request", self._engine.lora_request)
+        return self._llm.generate(*args, **kwargs)
+
+    def sleep(self, level: int = 1) -> None:
+        self._llm.sleep(level=1)
+
+    def wake_up(self, tags=None) -> None:
+        self._llm.wake_up()
+
+    def __getattr__(self, name):
+        return getattr(self._llm, name)
+
+
+class AdapterSyncGeneration(AdapterEngine):
+    """TRL's colocated vLLM generation with adapter-only weight sync (see the module docstring)."""
+
+    engine = Engine.COLOCATED
+
+    def __init__(self, *args, settings: EngineSettings, **kwargs) -> None:
+        self.lora_request = None
+        owns = settings.adapter_root is None  # a temporary directory of its own, removed by close()
+        adapter_dir = settings.adapter_root or _ram_backed_dir()
+        super().__init__(*args, settings=settings, adapter_dir=adapter_dir, owns_adapter_dir=owns, **kwargs)
+
+    def start_engine(self) -> None:
+        from vllm import LLM
+
+        if self.mode != "colocate":
+            raise ValueError("the adapter engine runs colocated (vllm_mode: colocate)")
+        if self.tensor_parallel_size != 1:
+            raise ValueError("the adapter engine supports vllm_tensor_parallel_size 1 only")
+        accelerator = self.accelerator
+        # vLLM's external launcher reads the torch.distributed rendezvous from the environment (as TRL does)
+        os.environ["RANK"] = str(accelerator.process_index)
+        os.environ["LOCAL_RANK"] = str(accelerator.local_process_index)
+        os.environ["WORLD_SIZE"] = str(accelerator.num_processes)
+        ensure_master_addr_port()
+        if self.accelerator.device.type == "cpu":
+            # the CPU build sizes its KV cache from this (GiB); 1 GiB holds ~45k tokens of the small model
+            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+        s = self.settings
+        llm = LLM(
+            model=s.base_model,
+            dtype=s.dtype,
+            quantization=s.quantization,
+            enable_lora=True,
+            max_lora_rank=s.max_lora_rank,
+            max_loras=1,
+            gpu_memory_utilization=self.gpu_memory_utilization,
+            max_model_len=self.max_model_length,
+            max_num_seqs=self.max_num_seqs,
+            max_num_batched_tokens=4096,
+            enable_sleep_mode=self.enable_sleep_mode,
+            model_impl=self.model_impl,
+            distributed_executor_backend="external_launcher",
+            seed=s.seed + accelerator.process_index,
+            logprobs_mode="processed_logprobs",  # temperature applied: what TRL's importance sampling expects
+            trust_remote_code=self.trust_remote_code,
+        )
+        self.llm = _AdapterLLM(llm, self)
+        if self.enable_sleep_mode:
+            self.llm.sleep()
+        self.mark_weights_resident()  # level-1 sleep keeps the base: TRL must never re-push it
+        accelerator.wait_for_everyone()
+
+    def adapter_name(self, version: int) -> str:
+        return f"policy-v{version}"
+
+    def adapter_path(self, name: str, version: int) -> Path:
+        return self.adapter_dir / f"v{version:06d}-rank{self.accelerator.process_index}"
+
+    def load_adapter(self, name: str, version: int, path: Path) -> None:
+        """Load under a new integer id (vLLM caches adapters by id: the same id would keep serving old weights)."""
+        from vllm.lora.request import LoRARequest
+
+        request = LoRARequest(name, version, str(path))
+        self.llm.llm_engine.add_lora(request)
+        previous, self.lora_request = self.lora_request, request
+        if previous is not None:
+            self.llm.llm_engine.remove_lora(previous.lora_int_id)
+        self.llm.reset_prefix_cache()
+
+    def prompt_logprobs(self, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:
+        """Per-token logprobs of ``completion_ids`` after ``prompt_ids`` under the loaded adapter.
+
+        The on-policy check: these must equal the trainer policy's logprobs for the same tokens.
+        """
+        from vllm import SamplingParams
+
+        params = SamplingParams(max_tokens=1, temperature=1.0, prompt_logprobs=0)
+        ids = list(prompt_ids) + list(completion_ids)
+        (out,) = self.llm.generate([{"prompt_token_ids": ids}], sampling_params=params, use_tqdm=False)
+        scored = out.prompt_logprobs[len(prompt_ids) :]
+        return [entry[token].logprob for entry, token in zip(scored, completion_ids)]
+
+
+def engine_settings(model_args, training_args) -> EngineSettings:
+    """The adapter engine's settings for a PEFT policy, from TRL's ModelConfig and GRPOConfig."""
+    return EngineSettings(
+        base_model=model_args.model_name_or_path,
+        quantization="bitsandbytes" if model_args.load_in_4bit else None,
+        # vLLM's bitsandbytes loader computes in bf16 (float32 fails on CPU); a trainer computing its 4-bit
+        # layers in float32 then differs only by bf16 rounding, which TRL's importance sampling corrects
+        dtype="bfloat16" if model_args.load_in_4bit else (model_args.dtype or "auto"),
+        max_lora_rank=model_args.lora_r,
+        seed=training_args.seed,
+    )

@@ -1,0 +1,45 @@
+"""Which engine generates a run's rollouts, decided in one place from the config (no TRL import).
+
+A LoRA policy with ``use_vllm`` never goes through TRL's own vLLM weight sync (which merges the adapter
+and, on a 4-bit base, re-quantizes it): it rolls out on an adapter engine, colocated in each training
+process or on vLLM OpenAI servers. Anything else is TRL's own generation.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from functools import partial
+
+
+class Engine(str, Enum):
+    NONE = "none"  # no adapter engine: TRL generates (transformers, or vLLM with TRL's full-weight sync)
+    COLOCATED = "colocate"  # train/engines/colocated.py: vLLM in each training process
+    SERVER = "server"  # train/engines/server.py: vLLM OpenAI servers that load each adapter at run time
+
+
+def rollout_engine(training_args, model_args) -> Engine:
+    """The engine for TRL's GRPOConfig (``use_vllm``, ``vllm_mode``) and ModelConfig (``use_peft``)."""
+    if not (training_args.use_vllm and model_args.use_peft):
+        return Engine.NONE
+    return Engine.SERVER if training_args.vllm_mode == "server" else Engine.COLOCATED
+
+
+def engine_factory(script_args, training_args, model_args):
+    """What ``GRPOTrainer.__init__`` should build its vLLM generation object with (an adapter engine class with
+    its settings bound), or None for TRL's own generation. Imports TRL only for an adapter engine.
+
+    For the server engine the servers must answer first: a wrong URL or a server that is down stops the
+    run here, before any model is loaded (``ServerError``).
+    """
+    engine = rollout_engine(training_args, model_args)
+    if engine is Engine.COLOCATED:
+        from train.engines.colocated import AdapterSyncGeneration, engine_settings
+
+        return partial(AdapterSyncGeneration, settings=engine_settings(model_args, training_args))
+    if engine is Engine.SERVER:
+        from train.engines.server import ServerAdapterGeneration, connect, server_settings
+
+        settings = server_settings(script_args, training_args, model_args)
+        connect(settings, training_args.vllm_server_timeout).close()
+        return partial(ServerAdapterGeneration, settings=settings)
+    return None

@@ -1,0 +1,322 @@
+"""HTTP client for vLLM's OpenAI-compatible servers: load/unload LoRA adapters, token-id completions.
+
+The server engine (``train/engines/server.py``) plugs this into TRL; this module needs only httpx, so
+config validation and the CLI's error handling import it without TRL. Request and response shapes are
+checked against vllm 0.27.1 (``entrypoints/openai/completion/protocol.py``, ``entrypoints/serve/lora/``):
+prompts as token ids, ``logprobs=0`` (the sampled token's logprob), ``return_token_ids`` (prompt and
+completion ids per choice; choices are prompt-major), ``/v1/load_lora_adapter`` (a new integer id per
+name) and ``/v1/unload_lora_adapter``. Every failure is a ``ServerError`` that names the server's URL.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import httpx
+
+ADAPTER_PREFIX = "verigrpo"
+# What each server must run with; in every error that says a server is misconfigured.
+SERVER_FLAGS = (
+    "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True python -m vllm.entrypoints.openai.api_server --model <base> "
+    "--enable-lora --max-lora-rank <lora_r> --logprobs-mode processed_logprobs"
+)
+
+
+class ServerError(RuntimeError):
+    """A vLLM server was unreachable, too slow, or answered with an error; the message names its URL."""
+
+
+def normalize_url(url: str) -> str:
+    """``http(s)://host:port[/prefix]`` without a trailing slash or ``/v1``; ValueError says what is wrong."""
+    text = str(url).strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"vllm_server_urls: {url!r} is not an http(s) URL with a host (e.g. http://127.0.0.1:8000)")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"vllm_server_urls: {url!r} has an invalid port") from None
+    if parts.query or parts.fragment:
+        raise ValueError(f"vllm_server_urls: {url!r} must not carry a query or fragment")
+    path = parts.path.rstrip("/")
+    path = path[: -len("/v1")] if path.endswith("/v1") else path
+    netloc = parts.hostname if port is None else f"{parts.hostname}:{port}"
+    if ":" in parts.hostname:  # IPv6 literal
+        netloc = f"[{parts.hostname}]" + ("" if port is None else f":{port}")
+    return f"{parts.scheme}://{netloc}{path}"
+
+
+def adapter_name(run_tag: str, version: int) -> str:
+    """The name an adapter version is loaded under: unique per run (the tag) and per sync (one per optimizer step)."""
+    return f"{ADAPTER_PREFIX}-{run_tag}-v{version}"
+
+
+def new_run_tag() -> str:
+    """8 hex characters: two runs (or a run and its resume) sharing a server never reuse a name."""
+    return uuid.uuid4().hex[:8]
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """The servers and how patiently to talk to them."""
+
+    urls: tuple[str, ...]
+    adapter_dir: str  # where adapter versions are written; every server must be able to read it
+    request_timeout: float = 600.0  # seconds for one request (a generation of a whole batch share)
+    retries: int = 3  # extra attempts after a connection failure (never after a timeout or an HTTP error)
+    base_model: str | None = None  # recorded, and compared with what each server serves
+
+
+def completion_payload(
+    prompts: list[list[int]],
+    *,
+    model: str,
+    n: int,
+    repetition_penalty: float,
+    temperature: float,
+    top_p: float,
+    top_k: int,
+    min_p: float | None,
+    max_tokens: int,
+    logprobs: int | None,
+    structured_outputs_regex: str | None = None,
+    generation_kwargs: dict | None = None,
+) -> dict:
+    """The ``/v1/completions`` body for token-id prompts that returns token ids and per-token logprobs."""
+    body = {
+        "model": model,
+        "prompt": [list(map(int, p)) for p in prompts],
+        "n": n,
+        "repetition_penalty": repetition_penalty,
+        "temperature": temperature,
+        "top_p": top_p,
+        "top_k": top_k,
+        "min_p": 0.0 if min_p is None else min_p,
+        "max_tokens": max_tokens,
+        "logprobs": 0 if logprobs is None else logprobs,
+        "return_token_ids": True,
+        "return_tokens_as_token_ids": True,
+        "skip_special_tokens": False,
+    }
+    if structured_outputs_regex is not None:
+        body["structured_outputs"] = {"regex": structured_outputs_regex}
+    body.update(generation_kwargs or {})
+    return body
+
+
+def parse_completions(response: dict, num_prompts: int, n: int, url: str) -> dict:
+    """TRL's generate() dict from a ``/v1/completions`` response: choices are prompt-major (index order)."""
+    choices = sorted(response.get("choices") or [], key=lambda c: c["index"])
+    if len(choices) != num_prompts * n:
+        raise ServerError(f"vLLM server {url} returned {len(choices)} completions for {num_prompts} prompts x n={n}")
+    prompt_ids, completion_ids, logprobs, logprob_ids = [], [], [], []
+    for index, choice in enumerate(choices):
+        tokens, lp = choice.get("token_ids"), choice.get("logprobs")
+        if tokens is None or lp is None or choice.get("prompt_token_ids") is None:
+            raise ServerError(
+                f"vLLM server {url} returned completions without token ids or logprobs: it ignores "
+                "return_token_ids/logprobs (vLLM too old?). verigrpo needs vLLM >= 0.26."
+            )
+        if len(lp["token_logprobs"]) != len(tokens):
+            raise ServerError(f"vLLM server {url}: {len(tokens)} tokens but {len(lp['token_logprobs'])} logprobs")
+        if index % n == 0:
+            prompt_ids.append(choice["prompt_token_ids"])
+        completion_ids.append(tokens)
+        logprobs.append([[value] for value in lp["token_logprobs"]])
+        logprob_ids.append([[token] for token in tokens])
+    return {
+        "prompt_ids": prompt_ids,
+        "completion_ids": completion_ids,
+        "logprobs": logprobs,
+        "logprob_token_ids": logprob_ids,
+    }
+
+
+class VLLMServer:
+    """One vLLM OpenAI-compatible server: bounded requests, errors that name the URL."""
+
+    def __init__(self, url: str, request_timeout: float, retries: int) -> None:
+        self.url = normalize_url(url)
+        self.retries = retries
+        self.request_timeout = request_timeout
+        self._http = httpx.Client(
+            base_url=self.url, timeout=httpx.Timeout(request_timeout, connect=min(10.0, request_timeout))
+        )
+
+    def request(self, method: str, path: str, what: str, body: dict | None = None, retries: int | None = None):
+        """JSON (or text) of a 2xx answer; ServerError otherwise. Only connection failures are retried."""
+        attempts = 1 + (self.retries if retries is None else retries)
+        for attempt in range(attempts):
+            try:
+                response = self._http.request(method, path, json=body)
+                break
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                if attempt + 1 == attempts:
+                    raise ServerError(
+                        f"vLLM server {self.url} is unreachable ({what}: {type(exc).__name__}: {exc}; {attempts} "
+                        f"attempt(s)). Check that it is running and that this machine can reach it, or fix "
+                        "vllm_server_urls."
+                    ) from None
+                time.sleep(min(2.0**attempt, 10.0))
+            except httpx.TimeoutException:
+                raise ServerError(
+                    f"vLLM server {self.url} did not answer within {self.request_timeout:.0f} s ({what}). It is "
+                    "overloaded or stuck; raise vllm_server_request_timeout if it is just slow."
+                ) from None
+            except httpx.HTTPError as exc:
+                raise ServerError(f"vLLM server {self.url}: {what} failed: {type(exc).__name__}: {exc}") from None
+        if response.status_code >= 400:
+            detail = response.text[:500]
+            hint = ""
+            if response.status_code == 404 and "lora_adapter" in path:
+                hint = f" The server has no runtime LoRA endpoints: start it as {SERVER_FLAGS}."
+            raise ServerError(
+                f"vLLM server {self.url}: {what} failed with HTTP {response.status_code}: {detail}.{hint}"
+            )
+        if "json" in response.headers.get("content-type", ""):
+            return response.json()
+        return response.text
+
+    def models(self) -> list[dict]:
+        return self.request("GET", "/v1/models", "listing models", retries=0)["data"]
+
+    def load_adapter(self, name: str, path: str) -> None:
+        self.request(
+            "POST",
+            "/v1/load_lora_adapter",
+            f"loading adapter {name} from {path}",
+            {"lora_name": name, "lora_path": path},
+        )
+
+    def unload_adapter(self, name: str) -> None:
+        self.request("POST", "/v1/unload_lora_adapter", f"unloading adapter {name}", {"lora_name": name})
+
+    def complete(self, body: dict) -> dict:
+        return self.request("POST", "/v1/completions", f"generating with {body.get('model')}", body, retries=0)
+
+    def close(self) -> None:
+        self._http.close()
+
+
+class ServerPool:
+    """All servers, seen as the ``vllm_client`` TRL's server-mode generate() talks to."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        if not settings.urls:
+            raise ValueError("vllm_server_urls is empty: name at least one vLLM server")
+        self.settings = settings
+        self.servers = [VLLMServer(u, settings.request_timeout, settings.retries) for u in settings.urls]
+        self.adapter: str | None = None  # the adapter every server serves now
+        self.served_models: dict[str, list[str]] = {}
+        self._threads = ThreadPoolExecutor(max_workers=len(self.servers), thread_name_prefix="vllm-server")
+
+    def _each(self, func) -> list:
+        """func(server) on every server concurrently; the first ServerError (in URL order) is raised."""
+        futures = [self._threads.submit(func, server) for server in self.servers]
+        results, first_error = [], None
+        for future in futures:
+            try:
+                results.append(future.result())
+            except ServerError as exc:
+                first_error = first_error or exc
+        if first_error is not None:
+            raise first_error
+        return results
+
+    def wait_until_ready(self, timeout: float) -> None:
+        """Every server lists its models within ``timeout`` seconds, else ServerError naming those that did not."""
+        deadline = time.monotonic() + timeout
+        pending = list(self.servers)
+        last: dict[str, str] = {}
+        while pending:
+            for server in list(pending):
+                try:
+                    models = server.models()
+                except ServerError as exc:
+                    last[server.url] = str(exc)
+                    continue
+                # base models only (a loaded adapter is listed with its parent)
+                self.served_models[server.url] = [m.get("root") or m["id"] for m in models if not m.get("parent")]
+                pending.remove(server)
+            if pending and time.monotonic() >= deadline:
+                reasons = "; ".join(last.get(s.url, "no answer") for s in pending)
+                raise ServerError(
+                    f"vLLM server(s) {', '.join(s.url for s in pending)} not ready after {timeout:.0f} s "
+                    f"(vllm_server_timeout): {reasons}"
+                )
+            if pending:
+                time.sleep(1.0)
+
+    def load(self, name: str, path: str) -> None:
+        """Load adapter ``name`` on every server, then make it the one rollouts use; unload the previous one."""
+        self._each(lambda server: server.load_adapter(name, path))
+        previous, self.adapter = self.adapter, name
+        if previous is not None:
+            self._each(lambda server: server.unload_adapter(previous))
+
+    def unload_current(self) -> None:
+        """Unload the adapter the servers serve now (at the end of a run), without retries."""
+        if self.adapter is None:
+            return
+        name, self.adapter = self.adapter, None
+        self._each(
+            lambda server: server.request(
+                "POST", "/v1/unload_lora_adapter", f"unloading adapter {name}", {"lora_name": name}, retries=0
+            )
+        )
+
+    def generate(self, prompts, features=None, n=1, **sampling) -> dict:
+        """TRL's ``VLLMClient.generate`` contract, the prompts split into one contiguous share per server."""
+        if features is not None:
+            raise ServerError("the vLLM server engine does not support image prompts")
+        if self.adapter is None:
+            raise RuntimeError("the server engine generated before its first sync: no adapter is loaded")
+        prompts = list(prompts)
+        count = len(self.servers)
+        shares = [prompts[i * len(prompts) // count : (i + 1) * len(prompts) // count] for i in range(count)]
+        adapter = self.adapter
+
+        def ask(index: int) -> dict | None:
+            share, server = shares[index], self.servers[index]
+            if not share:
+                return None
+            body = completion_payload(share, model=adapter, n=n, **sampling)
+            return parse_completions(server.complete(body), len(share), n, server.url)
+
+        futures = [self._threads.submit(ask, i) for i in range(count)]
+        results = [f.result() for f in futures]  # a ServerError from any share is raised here
+        merged = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "logprob_token_ids": [], "adapter": adapter}
+        for result in results:
+            for key in ("prompt_ids", "completion_ids", "logprobs", "logprob_token_ids"):
+                merged[key].extend(result[key] if result else [])
+        return merged
+
+    def prompt_logprobs(self, prompt_ids: list[int], completion_ids: list[int], server: int = 0) -> list[float]:
+        """Per-token logprobs of ``completion_ids`` after ``prompt_ids`` under the current adapter (temperature 1)."""
+        body = {
+            "model": self.adapter,
+            "prompt": list(prompt_ids) + list(completion_ids),
+            "max_tokens": 1,
+            "temperature": 1.0,
+            "prompt_logprobs": 0,
+        }
+        choice = self.servers[server].complete(body)["choices"][0]
+        scored = choice["prompt_logprobs"][len(prompt_ids) :]
+        return [entry[str(token)]["logprob"] for entry, token in zip(scored, completion_ids)]
+
+    def get_server_info(self) -> dict:
+        """What GRPOTrainer asks in server mode. vLLM's OpenAI server exposes no logprobs mode outside its dev
+        mode, so this states the documented requirement (``--logprobs-mode processed_logprobs``, in SERVER_FLAGS)."""
+        return {"model_config": {"logprobs_mode": "processed_logprobs"}}
+
+    def reset_prefix_cache(self) -> None:
+        """Nothing to reset: vLLM keys its prefix cache by adapter id, and every step's adapter has a new id."""
+
+    def close(self) -> None:
+        self._threads.shutdown(wait=False)
+        for server in self.servers:
+            server.close()

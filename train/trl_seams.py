@@ -1,0 +1,118 @@
+"""The TRL (and transformers Trainer) names verigrpo needs that are not public API: the one place an upgrade breaks.
+
+Written against trl 1.16.0 and transformers 5.20.2 (pinned in pyproject.toml). Everything else in
+``train/`` reaches these only through the hooks and helpers below. Each name, what verigrpo does with it,
+and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwise):
+
+* ``GRPOTrainer._generate_and_score_completions(inputs) -> dict``: each generation batch, scored.
+  ``SeamedGRPOTrainer`` calls ``on_batch_start(inputs)`` before it and ``on_batch_scored(inputs, output)``
+  after it (the rollout recorder).
+* ``GRPOTrainer._log_completion_extra(column, values)``: the ``log_extra`` hook TRL hands to every reward
+  function (a column of its completions table). ``SeamedGRPOTrainer`` passes each call on to
+  ``on_completion_extra(column, values)`` after TRL has recorded it (the rollout logs' answer/explanation).
+* ``GRPOTrainer._logs``: TRL's record of the last generation batch (``prompt``, ``completion``,
+  ``rewards`` by function, ``advantages``), kept for its completions table; ``batch_logs`` reads it.
+* ``Trainer._load_from_checkpoint(resume_from_checkpoint, model=None)`` (transformers): loads a checkpoint's
+  weights on resume. ``SeamedGRPOTrainer`` runs it inside ``loading_checkpoint(model)`` (the dtype fix);
+  tests/integration/test_resume.py checks the result.
+* ``VLLMGeneration._init_vllm()``: starts vLLM when the generation object is built. ``SeamedVLLMGeneration``
+  replaces it with ``start_engine()``.
+* ``VLLMGeneration._dist.gather_params(params)``: gathers sharded parameters (a collective under ZeRO-3);
+  ``SeamedVLLMGeneration.gather_params``.
+* ``VLLMGeneration._llm_weights_sleeping``: TRL re-pushes the weights before generating when it is true
+  (its level-2 sleep discards them). ``SeamedVLLMGeneration.mark_weights_resident`` sets it false for an
+  engine whose base never leaves vLLM.
+* ``trl.trainer.grpo_trainer.VLLMGeneration``: the name ``GRPOTrainer.__init__`` constructs its vLLM
+  generation object from (it takes no argument for it). ``generation_class`` swaps it for one ``__init__``.
+
+Public TRL API is used everywhere else (``VLLMGeneration.generate``/``sync_weights``, ``GRPOTrainer``'s
+arguments, ``trl.trainer.utils.ensure_master_addr_port``); the engines' docstrings list the contracts of
+those they depend on (tests/train/test_trl_seams.py checks them too).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager, nullcontext
+
+from trl import GRPOTrainer
+from trl.generation.vllm_generation import VLLMGeneration
+
+TRL_VERSION = "1.16.0"  # the version every name here was read in
+
+
+class SeamedGRPOTrainer(GRPOTrainer):
+    """GRPOTrainer with the private steps verigrpo extends turned into named hooks (no-ops here)."""
+
+    def _generate_and_score_completions(self, inputs):
+        self.on_batch_start(inputs)
+        output = super()._generate_and_score_completions(inputs)
+        self.on_batch_scored(inputs, output)
+        return output
+
+    def on_batch_start(self, inputs: list[dict]) -> None:
+        """A generation batch is about to be generated and scored."""
+
+    def on_batch_scored(self, inputs: list[dict], output: dict) -> None:
+        """A generation batch was generated and scored (training and evaluation alike)."""
+
+    def _log_completion_extra(self, column: str, values: list):
+        super()._log_completion_extra(column, values)
+        self.on_completion_extra(column, values)
+
+    def on_completion_extra(self, column: str, values: list) -> None:
+        """A reward function logged a column (one value per local completion) through TRL's ``log_extra``."""
+
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
+        with self.loading_checkpoint(model or self.model):
+            super()._load_from_checkpoint(resume_from_checkpoint, model)
+
+    def loading_checkpoint(self, model):
+        """A context around loading a checkpoint's weights into ``model`` on resume."""
+        return nullcontext()
+
+    def batch_logs(self) -> dict:
+        """TRL's record of the last generation batch: ``prompt``, ``completion`` (gathered over processes),
+        ``rewards`` (function name -> values) and ``advantages``, each holding the latest batch last."""
+        return self._logs
+
+
+class SeamedVLLMGeneration(VLLMGeneration):
+    """TRL's vLLM generation object with its private start-up and helpers behind named methods."""
+
+    def _init_vllm(self) -> None:
+        self.start_engine()
+
+    def start_engine(self) -> None:
+        """Start (or connect to) vLLM; called from TRL's ``__init__``."""
+        raise NotImplementedError
+
+    def gather_params(self, params):
+        """A context in which ``params`` are whole on every process (a collective: every process must enter)."""
+        return self._dist.gather_params(params)
+
+    def mark_weights_resident(self) -> None:
+        """Tell TRL that vLLM still holds the weights, so it never re-pushes them before generating."""
+        self._llm_weights_sleeping = False
+
+
+@contextmanager
+def generation_class(factory):
+    """While ``GRPOTrainer.__init__`` runs, build its vLLM generation object with ``factory`` (same arguments).
+
+    ``GRPOTrainer`` has no argument for its generation backend; it constructs the module-level name
+    ``VLLMGeneration``. This swaps that one name and restores it on exit, also on error.
+    """
+    from trl.trainer import grpo_trainer
+
+    original = grpo_trainer.VLLMGeneration
+    if original is not VLLMGeneration:
+        raise RuntimeError(
+            "trl.trainer.grpo_trainer.VLLMGeneration is not trl.generation.vllm_generation.VLLMGeneration: "
+            f"this TRL version builds its vLLM backend differently; train/trl_seams.py (read in trl {TRL_VERSION}) "
+            "needs updating."
+        )
+    grpo_trainer.VLLMGeneration = factory
+    try:
+        yield
+    finally:
+        grpo_trainer.VLLMGeneration = original
