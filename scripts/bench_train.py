@@ -392,6 +392,13 @@ def print_profile(per_step: list[dict], plain: dict) -> None:
         ("generation", completion, mean("generation"), plain["completion tokens"], plain["generate_s"]),
         ("logprob forward", everything, mean("logprob forward"), plain["all tokens"], plain["forward_s"]),
         ("backward", everything, mean("backward"), plain["all tokens"], plain["backward_s"]),
+        (
+            "forward + backward",
+            everything,
+            mean("logprob forward") + mean("backward"),
+            plain["all tokens"],
+            plain["forward_s"] + plain["backward_s"],
+        ),
     )
     print("\ntokens/s, this run (generation counts completion tokens; forward/backward prompt + completion):")
     print(f"  {'phase':18s} {'GRPO step':>10s} {'plain transformers':>19s} {'ratio':>6s}")

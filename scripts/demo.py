@@ -285,9 +285,9 @@ def main() -> int:
     started = datetime.now(timezone.utc)
     start = time.perf_counter()
     phases: dict = {}
-    facts = {"machine": machine()}
-
     from train.artifacts.manifest import git_commit, package_versions
+
+    facts = {"machine": machine(), "commit": git_commit()}  # the tree as the run starts (the code that runs)
 
     with phase(phases, "prepare"):
         subprocess.run([sys.executable, REPO / "scripts" / "prepare_cpu_model.py", "--out", MODEL_DIR], check=True)
@@ -340,7 +340,6 @@ def main() -> int:
         summary = {
             "schema": SUMMARY_SCHEMA,
             "created": started.isoformat(timespec="seconds"),
-            "commit": git_commit(),
             "versions": package_versions(),
             **facts,
             "config": config_facts(args.config, args.steps, args.seed),

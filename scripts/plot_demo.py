@@ -110,7 +110,7 @@ def figure(summary: dict):
     right.grid(axis="x", alpha=0.3)
     created = summary.get("created", "")[:10]
     fig.suptitle(
-        f"verigrpo CPU demo {created}: {summary['training']['steps']} GRPO steps, commit {summary.get('commit') or '?'}",
+        f"verigrpo CPU demo {created}: {summary['training']['steps']} GRPO steps, commit {(summary.get('commit') or '?')[:12]}",
         fontsize=10,
     )
     return fig

@@ -1,19 +1,21 @@
 """The README's demo numbers are what the shipped code produces (slow: reruns `scripts/demo.py`).
 
 README's table is docs/demo-summary.json, the summary of one stated demo run (tests/test_demo_summary.py
-checks the two agree). This test runs the demo as `make demo` does and fails when a fresh run differs
-from the published one by more than the tolerances below, or reaches a different verdict on any of the
-three paired comparisons. It is how a change to the prompt, the verifier, the recipe or the libraries
-that moves the demo's result is caught before the README says something the code no longer does.
+checks the two agree). This test runs the demo as `make demo` does and fails when the fresh run's numbers
+differ from the published ones beyond the tolerance below, or when any of the three paired verdicts
+changes. A change to the prompt, the verifier, the recipe or the libraries that moves the demo's result is
+caught here before the README says something the code no longer does.
 
-    VERIGRPO_DEMO_RUN=runs/demo-<time> pytest -m slow tests/test_demo_staleness.py   # check a run you just made
+    VERIGRPO_DEMO_RUN=runs/demo-<time> pytest -m slow tests/integration/test_demo_staleness.py   # a run you made
 
-Tolerances. On one machine the demo is deterministic: two runs produce the same training log and the same
-eval logs to the last digit, however loaded the machine is (the thread count is fixed and no timing reaches
-the numbers; the eval batch does not depend on arrival order). A different CPU (another instruction set, so
-other floating-point kernels) or another thread count takes a different sampling path in training, which is
-like another seed: the tolerances are the spread of the published recipe over 3 training seeds (README),
-rounded up.
+Tolerance. On one machine the demo is deterministic: training's sampling is seeded and its thread count
+fixed, so two runs log the same losses, rewards and grad norms to the last digit whatever the load (two
+4-step runs of `scripts/bench_train.py --profile`, one at ~125 s/step and one at ~87 s/step, logged
+identical metrics), and each eval is one greedy batch decoded in a canonical order, so no timing reaches a
+token. On the machine (CPU model and torch threads) the published run came from, the numbers must
+therefore be *equal*. Elsewhere other floating-point kernels take other sampling paths, which is like
+another training seed; that spread was not measured, so there the test asks only that every verdict
+holds and every accuracy stays inside the published eval's own 95 % interval.
 """
 
 import json
@@ -30,8 +32,6 @@ sys.path.insert(0, str(REPO / "scripts"))
 import demo  # noqa: E402 - scripts/ is not a package
 
 PUBLISHED = REPO / "docs" / "demo-summary.json"
-ACCURACY_TOLERANCE = 0.08  # per eval row, absolute (3 seeds spanned up to 0.06 on 200 problems)
-DIFFERENCE_TOLERANCE = 0.08  # per paired difference, absolute
 DEMO_TIMEOUT_S = 4 * 3600  # ~15 min on a quiet 2-core machine; a loaded one is several times slower
 
 pytestmark = pytest.mark.slow
@@ -68,10 +68,25 @@ def test_the_run_measures_what_was_published(fresh, published):
     assert fresh["eval"] == published["eval"]
 
 
+def same_machine(fresh: dict, published: dict) -> bool:
+    return all(fresh["machine"][key] == published["machine"][key] for key in ("cpu", "torch_threads"))
+
+
 def test_eval_accuracies_match_the_readme(fresh, published):
+    from evals.paired import wilson_interval
+
     for key, label, _, _ in demo.EVALS:
-        now, then = fresh["evals"][key]["accuracy"], published["evals"][key]["accuracy"]
-        assert abs(now - then) <= ACCURACY_TOLERANCE, f"{label}: {now:.3f} now, README says {then:.3f}"
+        now, then = fresh["evals"][key], published["evals"][key]
+        if same_machine(fresh, published):
+            assert (now["accuracy"], now["format"]) == (then["accuracy"], then["format"]), (
+                f"{label}: accuracy {now['accuracy']:.3f} / format {now['format']:.3f} now, README says "
+                f"{then['accuracy']:.3f} / {then['format']:.3f} (same machine: the demo is deterministic)"
+            )
+        else:
+            low, high = wilson_interval(round(then["accuracy"] * then["n"]), then["n"])
+            assert low <= now["accuracy"] <= high, (
+                f"{label}: {now['accuracy']:.3f} now, outside the README's {then['accuracy']:.3f} [{low:.3f}, {high:.3f}]"
+            )
 
 
 def test_paired_verdicts_and_differences_match_the_readme(fresh, published):
@@ -81,6 +96,6 @@ def test_paired_verdicts_and_differences_match_the_readme(fresh, published):
             f"{label}: the interval now says '{now['verdict']}' [{now['low']:+.3f}, {now['high']:+.3f}], "
             f"README says '{then['verdict']}'"
         )
-        assert abs(now["difference"] - then["difference"]) <= DIFFERENCE_TOLERANCE, (
-            f"{label}: {now['difference']:+.3f} now, README says {then['difference']:+.3f}"
-        )
+        if same_machine(fresh, published):
+            counts = ("both", "only_after", "only_before", "neither")
+            assert [now[c] for c in counts] == [then[c] for c in counts], f"{label}: other problems changed grade"
