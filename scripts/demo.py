@@ -16,6 +16,10 @@ what the difference supports.
 5. compares the evals problem by problem (evals/eval_pairs.py, evals/paired.py: Newcombe's paired 95%
    interval and McNemar's mid-p test) and writes ``summary.json`` (the table, the intervals, the machine,
    the commit, the time of each phase), ``comparison.png`` (before/after with intervals) and ``curve.png``.
+
+``python scripts/demo.py --publish runs/demo-<time>`` copies a finished run's summary.json and pictures into
+docs/ and writes its table and reading into the README between its demo markers (tests/test_demo_summary.py
+checks they agree; tests/integration/test_demo_staleness.py reruns the demo against them).
 """
 
 from __future__ import annotations
@@ -225,21 +229,97 @@ def write_summary(out: Path, summary: dict) -> Path:
     return path
 
 
+# the phrase each verdict of a paired comparison earns in the README's reading
+VERDICT_WORDS = {
+    "better": "better: the whole 95% interval is above zero",
+    "worse": "worse: the whole 95% interval is below zero",
+    "no clear difference": "no clear difference: the 95% interval includes zero",
+}
+READINGS = {
+    "grpo_4bit_vs_base_4bit": "GRPO against the policy it started from, both on the 4-bit base training uses",
+    "grpo_4bit_vs_base_full": "the trained 4-bit policy against the full-precision base (did training do more "
+    "than repair what 4-bit quantization breaks?)",
+    "grpo_full_vs_base_full": "the same adapter on the full-precision base against that base",
+}
+
+
+def reading_lines(summary: dict) -> list[str]:
+    """What the intervals support, in words generated from them (so the README's reading cannot outrun them)."""
+    lines = ["What the intervals support (paired, same problems):", ""]
+    for key, _, _, _ in COMPARISONS:
+        c = summary["comparisons"][key]
+        lines.append(
+            f"- {READINGS[key]}: {_sign(c['difference'])} [{_sign(c['low'])}, {_sign(c['high'])}], "
+            f"{VERDICT_WORDS[c['verdict']]}."
+        )
+    lines += [
+        "",
+        f"One training seed, {summary['eval']['problems']} problems, a 135M model and "
+        f"{summary['training']['steps']} steps: a smoke-scale run. Its spread over training seeds was not measured; "
+        "the GPU recipes are where accuracy is trained.",
+    ]
+    return lines
+
+
 # where the README's demo table comes from: the summary (and pictures) of one stated run, copied by --publish
 PUBLISHED = REPO / "docs"
+PUBLISHED_SUMMARY = PUBLISHED / "demo-summary.json"
 PUBLISHED_FILES = {
     "summary.json": "demo-summary.json",
     "comparison.png": "demo-comparison.png",
     "curve.png": "demo-curve.png",
 }
+README = REPO / "README.md"
+README_START, README_END = "<!-- demo results: written by scripts/demo.py --publish -->", "<!-- end of demo results -->"
+UNPUBLISHED = [
+    "No demo run is published yet: `python scripts/demo.py --publish runs/demo-<time>` copies a finished run's",
+    "summary.json and pictures into docs/ and writes its table and reading here.",
+]
+
+
+def readme_block(summary: dict | None) -> list[str]:
+    """The README's demo results between its markers: the published run's table, picture and reading."""
+    if summary is None:
+        return UNPUBLISHED
+    table = table_lines(summary)
+    wall = summary.get("total_wall_s")
+    timing = (
+        f", {wall / 60:.0f} min on a 2-core machine at load {summary['machine']['load_average']:.1f}" if wall else ""
+    )
+    return [
+        f"`make demo` ends with this table; here from the run of {summary['created'][:10]} at commit "
+        f"{(summary['commit'] or '?')[:12]} ({summary['training']['steps']} GRPO steps{timing}; "
+        "[its summary.json](docs/demo-summary.json)):",
+        "",
+        "```",
+        "[demo] " + table[0],
+        *table[1:],
+        "```",
+        "",
+        "![accuracy before and after GRPO and the paired differences, with 95% intervals](docs/demo-comparison.png)",
+        "",
+        *reading_lines(summary),
+    ]
+
+
+def readme_demo_section(text: str) -> list[str]:
+    """The lines between the README's demo markers."""
+    lines = text.splitlines()
+    if README_START not in lines or README_END not in lines:
+        raise ValueError(f"README.md lacks the demo markers {README_START!r} ... {README_END!r}")
+    return lines[lines.index(README_START) + 1 : lines.index(README_END)]
 
 
 def publish(run_dir: Path) -> str:
-    """Copy a finished run's summary.json and pictures into docs/ and return the README's demo block."""
+    """Copy a finished run's summary.json and pictures into docs/ and write its results into the README."""
     summary = json.loads((run_dir / "summary.json").read_text())
     for name, target in PUBLISHED_FILES.items():
         (PUBLISHED / target).write_bytes((run_dir / name).read_bytes())
-    return "\n".join(["[demo] " + table_lines(summary)[0], *table_lines(summary)[1:]])
+    lines = README.read_text().splitlines()
+    readme_demo_section(README.read_text())  # the markers are there
+    start, end = lines.index(README_START), lines.index(README_END)
+    README.write_text("\n".join([*lines[: start + 1], *readme_block(summary), *lines[end:]]) + "\n")
+    return "\n".join(readme_block(summary))
 
 
 def config_facts(config: str, steps: int | None, seed: int | None) -> dict:
