@@ -64,7 +64,6 @@ def _given(overrides: list[str], key: str) -> bool:
 
 def check(opts: argparse.Namespace, overrides: list[str], out: Path) -> tuple[list[Row], dict]:
     """Run the checks; (rows in CHECKS order, everything else for the JSON). ConfigError on a bad config."""
-    from train.config import parse_config
     from train.config.machine_checks import cuda_available
     from train.engines.selection import rollout_engine
     from train.gpu_check import memory
@@ -73,17 +72,17 @@ def check(opts: argparse.Namespace, overrides: list[str], out: Path) -> tuple[li
 
     argv = ["--config", opts.config, *overrides, "--max_steps", str(opts.steps), "--output_dir", str(out / "run")]
     argv += ["--save_strategy", "no", "--log_rollouts", "false", "--logging_steps", "1"]
-    script_args, training_args, model_args = parse_config(argv)
+    cuda = cuda_available()
+    (script_args, training_args, model_args), gpu_recipe = parse_on_this_machine(argv, cuda)
     config_lr = training_args.learning_rate
     if not _given(overrides, "--learning_rate"):
         training_args.learning_rate = CHECK_LEARNING_RATE
     extra = {"config": opts.config, "overrides": overrides, "steps": opts.steps, "memory_cap_gib": opts.memory_cap}
 
     log("environment")
-    cuda = cuda_available()
     env = probe(cuda)
-    rows = {"environment": environment_row(env, Wants(not training_args.use_cpu, bool(model_args.load_in_4bit),
-                                                      rollout_engine(training_args, model_args)))}  # fmt: skip
+    wants = Wants(gpu_recipe, bool(model_args.load_in_4bit), rollout_engine(training_args, model_args))
+    rows = {"environment": environment_row(env, wants)}
     gpu = cuda and not training_args.use_cpu
     if rows["environment"].failed:
         return _fill(rows, not_run, "the environment check failed"), extra
@@ -106,6 +105,28 @@ def check(opts: argparse.Namespace, overrides: list[str], out: Path) -> tuple[li
 
     rows.update(_train_and_measure(script_args, training_args, model_args, inputs, gpu, opts, extra, config_lr))
     return _fill(rows, not_run, "another check failed"), extra
+
+
+def parse_on_this_machine(argv: list[str], cuda: bool):
+    """(the config as train/grpo.py reads it, whether it is a GPU recipe).
+
+    Without a GPU, transformers refuses a bf16 config as it parses it; the config is then read as its
+    CPU variant (``--bf16 false --use_cpu true``), so that the environment row can say what this
+    machine lacks, in the table, rather than the run ending on the parser's error.
+    """
+    from train.config import ConfigError, parse_config
+
+    try:
+        parsed = parse_config(argv)
+        return parsed, not parsed[1].use_cpu
+    except ConfigError as refused:
+        if cuda:
+            raise
+        first = refused
+    try:
+        return parse_config([*argv, "--bf16", "false", "--use_cpu", "true"]), True
+    except ConfigError:  # not (only) the missing GPU: the error train/grpo.py would give
+        raise first from None
 
 
 def _fill(rows: dict[str, Row], not_run, reason: str) -> list[Row]:

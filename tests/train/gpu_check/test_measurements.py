@@ -15,6 +15,7 @@ from train.config import ConfigError, parse_config
 from train.config.machine_checks import GIB
 from train.engines.base import SyncRecord
 from train.gpu_check import memory, report
+from train.gpu_check.run import parse_on_this_machine
 from train.gpu_check.timing import StepTimes, time_rollouts
 from train.gpu_check.verdicts import FAIL, INFO, NOT_RUN, PASS, Row
 
@@ -24,6 +25,28 @@ CPU_VLLM_CONFIG = str(REPO / "configs" / "cpu-smollm2-vllm.yaml")
 @pytest.fixture
 def cpu_vllm(cpu_model):
     return parse_config(["--config", CPU_VLLM_CONFIG, "--output_dir", "unused"])
+
+
+# ---- reading the config on this machine -------------------------------------------------------
+
+
+def test_a_gpu_recipe_is_read_without_a_gpu_so_the_table_can_say_what_is_missing():
+    """transformers refuses bf16 without a GPU while parsing: the check reads the recipe as its CPU variant."""
+    argv = ["--config", str(REPO / "configs" / "qwen2.5-1.5b-qlora-vllm.yaml"), "--output_dir", "unused"]
+    with pytest.raises(ConfigError, match="GPU recipe"):
+        parse_config(argv)
+    (_, training_args, model_args), gpu_recipe = parse_on_this_machine(argv, cuda=False)
+    assert gpu_recipe and training_args.use_cpu and model_args.load_in_4bit
+    with pytest.raises(ConfigError, match="GPU recipe"):  # with a GPU, a refusal is the config's own error
+        parse_on_this_machine(argv, cuda=True)
+
+
+def test_the_cpu_config_is_not_a_gpu_recipe_and_other_errors_stay_errors(cpu_model):
+    (_, training_args, _), gpu_recipe = parse_on_this_machine(["--config", CPU_VLLM_CONFIG], cuda=False)
+    assert not gpu_recipe and training_args.use_cpu
+    qwen = str(REPO / "configs" / "qwen2.5-1.5b-qlora-vllm.yaml")
+    with pytest.raises(ConfigError, match="GPU recipe"):  # the first error, as train/grpo.py reports it
+        parse_on_this_machine(["--config", qwen, "--num_generations", "3"], cuda=False)
 
 
 # ---- budget and cap ---------------------------------------------------------------------------
