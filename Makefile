@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 MODEL := models/smollm2-135m-instruct
 
-.PHONY: setup demo bench test test-slow lint clean
+.PHONY: setup demo bench gpu-check test test-slow lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,12 @@ bench: setup  ## benchmarks: verifier, re-scoring, sandbox, training harness
 	$(PY) scripts/bench_rescore.py
 	$(PY) scripts/bench_sandbox.py --host-gb 4
 	$(PY) scripts/bench_train.py
+
+# On a GPU machine, in the environment the 16 GB recipes are installed in (pip install -e '.[train,evals,vllm]';
+# `setup` installs the CPU build of vLLM): does the main 16 GB recipe fit a 16 GB card, how fast, on-policy?
+GPU_PYTHON ?= python
+gpu-check:  ## the main 16 GB recipe under a 14.5 GiB cap (a 16 GB card): table in runs/gpu-check/, exit 1 if a check fails
+	$(GPU_PYTHON) scripts/check_gpu.py --config configs/qwen2.5-1.5b-qlora-vllm.yaml --memory-cap 14.5
 
 test: setup  ## the default test run (excludes slow tests)
 	$(PY) -m pytest -m "not slow" rewards evals train tests

@@ -59,7 +59,7 @@ def needs_sandbox():
     assert sandbox_processes() == [], "a sandboxed process outlived its run"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # module: a module-scoped run (tests/integration/test_gpu_check.py) may need it
 def needs_vllm():
     """Skip without vLLM's CPU build, except in CI (VERIGRPO_REQUIRE_VLLM=1), where that fails."""
     from train.config.machine_checks import installed_vllm

@@ -8,5 +8,6 @@ The folders are the stages of a run, in order:
     engines/     vLLM rollouts for a LoRA policy that send only the adapter (colocated, or vLLM servers)
     artifacts/   what a run leaves: run.json and the model card, rollout logs, the recording trainer, the curve
     grpo.py      the entry point: parse -> validate -> build the trainer -> train -> save
+    gpu_check/   scripts/check_gpu.py (make gpu-check): does a recipe fit this machine, how fast, on-policy?
     trl_seams.py every private TRL name verigrpo relies on, in one module, each pinned by a test
 """

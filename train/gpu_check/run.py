@@ -1,0 +1,250 @@
+"""``scripts/check_gpu.py``: will this recipe run on this machine, how fast, in how much memory, on-policy?
+
+One run, in this order: the environment (device, versions, whether vLLM has bitsandbytes); the
+memory budget (the device's, or ``--memory-cap``, enforced on a GPU) and pre-flight's estimate for
+it; ``--steps`` real GRPO steps of the config through the very trainer ``train/grpo.py`` builds
+(``build_trainer``), timed, with the peak memory measured; the on-policy check on the trained
+policy (``on_policy.py``, as ``scripts/check_on_policy.py``); and the engine's rollout speed
+against transformers ``generate`` + peft on the same policy and prompts (``rollout_speed.py``, as
+``scripts/bench_rollouts.py``). A check that fails stops the ones that need it; each row gets a
+verdict and, when it fails, what to change. The table is printed and written as gpu-check.json and
+gpu-check.md beside the run's log_history.json; the exit status is 1 when a check did not pass.
+
+The steps run at learning rate 1e-3 unless ``--learning_rate`` is given: a recipe's 1e-5 moves the
+policy by less than bf16 noise in one step, and the on-policy check needs a step it can see (the
+stale adapter must differ from the policy); speed and memory do not depend on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from train.gpu_check.verdicts import FAIL, Row
+
+CHECK_LEARNING_RATE = 1e-3
+CHECKS = ("environment", "memory", "GRPO steps", "rollout speed", "on-policy")
+
+
+def log(message: str) -> None:
+    print(f"[gpu-check] {message}", flush=True)
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(
+        prog="check_gpu.py",
+        description="Will CONFIG fit this GPU (or a cap), how fast does it train, are its rollouts on-policy?",
+        epilog="Any other --key value overrides the config, as for train/grpo.py (e.g. --max_completion_length 64).",
+    )
+    parser.add_argument("--config", required=True, help="a training config (configs/*-vllm.yaml)")
+    parser.add_argument("--steps", type=int, default=2, help="real GRPO steps to run (default 2)")
+    parser.add_argument(
+        "--memory-cap",
+        type=float,
+        metavar="GiB",
+        help="the memory budget, e.g. 14.5 for a 16 GB card; enforced on a GPU (torch's per-process fraction, "
+        "vLLM's utilization scaled), the budget the verdict compares with on CPU",
+    )
+    parser.add_argument("--out", help="where the table and logs go (default runs/gpu-check/<config name>)")
+    parser.add_argument(
+        "--speed-rounds", type=int, default=1, help="interleaved rounds per side of the rollout-speed comparison"
+    )
+    opts, overrides = parser.parse_known_args(argv)
+    if opts.steps < 1 or opts.speed_rounds < 1:
+        parser.error("--steps and --speed-rounds must be at least 1")
+    return opts, overrides
+
+
+def _given(overrides: list[str], key: str) -> bool:
+    return any(arg == key or arg.startswith(key + "=") for arg in overrides)
+
+
+def check(opts: argparse.Namespace, overrides: list[str], out: Path) -> tuple[list[Row], dict]:
+    """Run the checks; (rows in CHECKS order, everything else for the JSON). ConfigError on a bad config."""
+    from train.config.machine_checks import cuda_available
+    from train.engines.selection import rollout_engine
+    from train.gpu_check import memory
+    from train.gpu_check.environment import probe
+    from train.gpu_check.verdicts import MemoryInputs, Wants, environment_row, memory_row, not_run
+
+    argv = ["--config", opts.config, *overrides, "--max_steps", str(opts.steps), "--output_dir", str(out / "run")]
+    argv += ["--save_strategy", "no", "--log_rollouts", "false", "--logging_steps", "1"]
+    cuda = cuda_available()
+    (script_args, training_args, model_args), gpu_recipe = parse_on_this_machine(argv, cuda)
+    config_lr = training_args.learning_rate
+    if not _given(overrides, "--learning_rate"):
+        training_args.learning_rate = CHECK_LEARNING_RATE
+    extra = {"config": opts.config, "overrides": overrides, "steps": opts.steps, "memory_cap_gib": opts.memory_cap}
+
+    log("environment")
+    env = probe(cuda)
+    wants = Wants(gpu_recipe, bool(model_args.load_in_4bit), rollout_engine(training_args, model_args))
+    rows = {"environment": environment_row(env, wants)}
+    gpu = cuda and not training_args.use_cpu
+    if rows["environment"].failed:
+        return _fill(rows, not_run, "the environment check failed"), extra
+
+    budget = memory.apply_cap(opts.memory_cap, training_args, gpu, env.memory_bytes)
+    extra["budget"] = budget.as_dict()
+    found = memory.estimate(training_args, model_args, gpu, env.memory_bytes)
+    inputs = MemoryInputs(
+        budget=budget.bytes,
+        budget_source=budget.source,
+        gpu=gpu,
+        estimate=found.total if found else None,
+        parts=dict(found.parts) if found else {},
+        sleeps=bool(training_args.vllm_enable_sleep_mode),
+    )
+    log(f"budget {budget.bytes / 2**30:.2f} GiB ({budget.source}); {budget.enforcement}")
+    if found is not None and found.total > budget.bytes:
+        rows["memory"] = memory_row(inputs)
+        return _fill(rows, not_run, "pre-flight's estimate does not fit the budget"), extra
+
+    rows.update(_train_and_measure(script_args, training_args, model_args, inputs, gpu, opts, extra, config_lr))
+    return _fill(rows, not_run, "another check failed"), extra
+
+
+def parse_on_this_machine(argv: list[str], cuda: bool):
+    """(the config as train/grpo.py reads it, whether it is a GPU recipe).
+
+    Without a GPU, transformers refuses a bf16 config as it parses it; the config is then read as its
+    CPU variant (``--bf16 false --use_cpu true``), so that the environment row can say what this
+    machine lacks, in the table, rather than the run ending on the parser's error.
+    """
+    from train.config import ConfigError, parse_config
+
+    try:
+        parsed = parse_config(argv)
+        return parsed, not parsed[1].use_cpu
+    except ConfigError as refused:
+        if cuda:
+            raise
+        first = refused
+    try:
+        return parse_config([*argv, "--bf16", "false", "--use_cpu", "true"]), True
+    except ConfigError:  # not (only) the missing GPU: the error train/grpo.py would give
+        raise first from None
+
+
+def _fill(rows: dict[str, Row], not_run, reason: str) -> list[Row]:
+    return [rows.get(name) or not_run(name, reason) for name in CHECKS]
+
+
+def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts, extra, config_lr) -> dict[str, Row]:
+    import dataclasses
+
+    import torch
+
+    from train.config import ConfigError
+    from train.gpu_check import on_policy, rollout_speed
+    from train.gpu_check.memory import PeakMeter
+    from train.gpu_check.timing import StepClock, StepTimes, time_rollouts
+    from train.gpu_check.verdicts import memory_row, on_policy_row, speed_row, steps_row
+    from train.grpo import build_trainer
+
+    rows: dict[str, Row] = {}
+    meter = PeakMeter(gpu)
+    meter.start()
+    log("building the trainer (train/grpo.py build_trainer) and its vLLM engine")
+    start = time.perf_counter()
+    try:
+        trainer, _, _ = build_trainer(script_args, training_args, model_args)
+    except ConfigError as exc:  # train/grpo.py's own pre-flight refused it: its message says what to change
+        meter.stop()
+        rows["GRPO steps"] = Row("GRPO steps", "-", FAIL, "train/grpo.py refuses this config before loading", str(exc))
+        return rows
+    except torch.OutOfMemoryError as exc:  # the policy or vLLM's pool did not fit while loading
+        measured = meter.stop()
+        oom = f"while loading: {str(exc).splitlines()[0]}"
+        rows["memory"] = memory_row(dataclasses.replace(inputs, peak=measured["peak"], out_of_memory=oom))
+        return rows
+    extra["trainer_build_s"] = time.perf_counter() - start
+    try:
+        engine = trainer.rollout_engine
+        times = StepTimes()
+        trainer.add_callback(StepClock(times))
+        stop_timing = time_rollouts(engine, times)
+        log(f"training {opts.steps} steps")
+        out_of_memory = None
+        try:
+            trainer.train()
+        except torch.OutOfMemoryError as exc:
+            out_of_memory = str(exc).splitlines()[0]
+        finally:
+            stop_timing()
+            measured = meter.stop()
+        extra["memory_measured"] = measured
+        extra["vllm_pool"] = vllm_pool(engine)
+        extra["log_history"] = trainer.state.log_history
+        rows["memory"] = memory_row(
+            dataclasses.replace(inputs, peak=measured["peak"], run=measured["run"], out_of_memory=out_of_memory)
+        )
+        if out_of_memory:
+            return rows
+        rows["GRPO steps"] = steps_row(times.summary(), (training_args.learning_rate, config_lr))
+
+        log("on-policy check (scores one completion with the policy, the stale adapter and the synced one)")
+        grad_norm = next((float(e["grad_norm"]) for e in reversed(trainer.state.log_history) if "grad_norm" in e), None)
+        rows["on-policy"] = on_policy_row(on_policy.measure(trainer, engine, model_args), grad_norm)
+
+        log("rollout speed: the engine against transformers generate + peft")
+        per_batch = max(1, training_args.per_device_train_batch_size // training_args.num_generations)
+        dataset = trainer.train_dataset
+        prompts = rollout_speed.chat_prompt_ids(
+            trainer.processing_class, [dataset[i]["prompt"] for i in range(min(per_batch, len(dataset)))]
+        )
+        sampling = rollout_speed.Sampling(
+            max_tokens=training_args.max_completion_length,
+            temperature=training_args.temperature,
+            top_p=training_args.top_p,
+            top_k=training_args.top_k or 0,
+        )
+        speed = rollout_speed.compare(
+            trainer.model, trainer.processing_class, engine, prompts, training_args.num_generations, sampling,
+            opts.speed_rounds,
+        )  # fmt: skip
+        rows["rollout speed"] = speed_row(speed, gpu)
+    finally:
+        trainer.close_rollout_engine()
+    return rows
+
+
+def vllm_pool(engine) -> dict:
+    """What vLLM reports about its pool: the utilization it ran with and its KV cache (blocks x block size)."""
+    try:
+        cache = engine.llm.llm_engine.vllm_config.cache_config
+    except AttributeError as exc:  # not a colocated vLLM engine, or vLLM moved its config
+        return {"unavailable": str(exc)}
+    blocks = cache.num_gpu_blocks
+    return {
+        "gpu_memory_utilization": cache.gpu_memory_utilization,
+        "kv_cache_blocks": blocks,
+        "block_size": cache.block_size,
+        "kv_cache_tokens": blocks * cache.block_size if blocks else None,
+    }
+
+
+def cli(argv: list[str] | None = None) -> int:
+    from train.config import ConfigError
+    from train.gpu_check import report
+
+    opts, overrides = parse_args(argv)
+    out = Path(opts.out or Path("runs") / "gpu-check" / Path(opts.config).stem)
+    cap = f", cap {opts.memory_cap:g} GiB" if opts.memory_cap is not None else ""
+    title = f"GPU check: {opts.config}, {opts.steps} step{'s' if opts.steps > 1 else ''}{cap}"
+    try:
+        rows, extra = check(opts, overrides, out)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    history = extra.pop("log_history", None)
+    print()
+    print(report.text(rows, title))
+    as_json, as_markdown = report.write(rows, title, out, extra)
+    if history is not None:
+        (out / "log_history.json").write_text(json.dumps(history, indent=1))
+    print(f"\nwritten: {as_json}, {as_markdown}")
+    return report.exit_code(rows)
