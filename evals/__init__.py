@@ -14,6 +14,12 @@ providers, and the tools that re-score and audit logs.
 - ``bwrap_sandbox``: the Inspect sandbox provider ``bwrap`` (exec / read_file / write_file, all inside bwrap)
 - ``checkpoint_model``: the model provider ``verigrpo/<run dir>``: a checkpoint loaded as its run.json says it
   trained
+- ``checkpoint_eval``: a checkpoint scored as trained: the printed ``inspect eval`` command and the same eval in process
+  (one batch per eval)
+- ``greedy_batch``: greedy decoding of a batch whose prompts share a prefix (computed once; finished rows dropped),
+  behind ``checkpoint_model``'s ``generate``
+- ``paired``: did a change help? Newcombe's paired 95% interval and McNemar's mid-p test on the same problems (stdlib)
+- ``eval_pairs``: per-problem outcomes of two Inspect logs, checked to be the same problems, compared with ``paired``
 - ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``EvalScorer``,
   ``EvalMetricDefinition``)
 - ``rollout_format``: the rollout-log format ``train/artifacts/rollout_log.py`` writes and the audit reads (``train_`` prefix,

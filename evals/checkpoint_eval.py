@@ -13,9 +13,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Inspect's hf provider batches up to max_connections prompts per generate call; a different batch pads
-# differently, which can flip a greedy token. The printed command uses the same number as the demo.
-EVAL_CONNECTIONS = 16
+
+def eval_connections(problems: int) -> int:
+    """Inspect's hf provider batches up to ``--max-connections`` requests and closes a batch after 2 s
+    without a new one: with one batch for all problems the batch, and so every greedy token (padding and
+    batch shapes change floating-point sums), does not depend on timing; one batch is also the cheapest
+    (``evals/greedy_batch.py`` decodes it in groups with the shared prompt prefix computed once)."""
+    return max(1, problems)
 
 
 def checkpoint_model_args(quantized: bool) -> dict:
@@ -41,7 +45,7 @@ def inspect_command() -> str:
 
 def eval_command(run_dir: Path, task_args: dict, quantized: bool = True) -> str:
     """The ``inspect eval`` command line (run from the repository root) that scores ``run_dir`` on the demo's
-    problems as the demo does: greedy, through the ``verigrpo/`` provider."""
+    problems as the demo does: greedy, through the ``verigrpo/`` provider, in one batch."""
     from evals.math_task import math_verified
 
     defaults = {name: p.default for name, p in inspect.signature(math_verified).parameters.items()}
@@ -49,7 +53,7 @@ def eval_command(run_dir: Path, task_args: dict, quantized: bool = True) -> str:
     precision = "" if quantized else " -M precision=full"
     return (
         f"{inspect_command()} eval evals/math_task.py@math_verified {task} --model {checkpoint_ref(run_dir)} "
-        f"-M do_sample=false{precision} --max-connections {EVAL_CONNECTIONS}"
+        f"-M do_sample=false{precision} --max-connections {eval_connections(task_args['limit'])}"
     )
 
 
@@ -57,8 +61,9 @@ class EvalFailed(RuntimeError):
     """An in-process eval that did not finish with status success; the message says which and why."""
 
 
-def run_eval(task, model: str, model_args: dict, log_dir: Path, max_connections: int = EVAL_CONNECTIONS):
-    """One greedy Inspect eval of ``task`` in this process; its log (EvalFailed if the eval failed)."""
+def run_eval(task, model: str, model_args: dict, log_dir: Path, max_connections: int | None = None):
+    """One greedy Inspect eval of ``task`` in this process, in one batch unless ``max_connections`` says
+    otherwise; its log (EvalFailed if the eval failed)."""
     from inspect_ai import eval as inspect_eval
 
     (log,) = inspect_eval(
@@ -66,7 +71,7 @@ def run_eval(task, model: str, model_args: dict, log_dir: Path, max_connections:
         model=model,
         model_args=model_args,
         log_dir=str(log_dir),
-        max_connections=max_connections,
+        max_connections=max_connections or eval_connections(len(task.dataset)),
         display="plain",
     )
     if log.status != "success":

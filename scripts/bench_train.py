@@ -2,6 +2,8 @@
 
     python scripts/bench_train.py [--steps 4] [--rounds 1]
     python scripts/bench_train.py --burners 2 [--steps 3]     # a busy machine: step time loaded / quiet
+    python scripts/bench_train.py --profile [--steps 4] [-- --cache_implementation static ...]  # a step's split
+    python scripts/bench_train.py --profile-eval 50            # where an eval's time goes
 
 Trains the CPU default (SmolLM2-135M, 4-bit + LoRA) three ways on the same problems with the same
 GRPOConfig, alternating within each round so machine noise hits all three: train/grpo.py with
@@ -11,6 +13,14 @@ direct/harness (target >= 0.95), the share of step time spent in the reward func
 <= 1 %), the time spent recording and writing rollout logs as a share of step time (target <= 2 %;
 measured directly, since 2 % is far below the step-to-step noise of a shared CPU), and the size of
 the rollout logs per 1,000 rollouts.
+
+``--profile`` splits each GRPO step of the CPU default into generation, the logprob forward, backward,
+optimizer, rewards, rollout logging, trainer logging and the rest (TRL's own profiling hooks plus timers
+on backward, the optimizer and the recorder), and then times plain transformers on the trainer's own
+model and batch (``generate`` with the trainer's generation config; one forward + backward over the same
+sequences): tokens/s of each phase, TRL against plain, in the same run. ``--profile-eval N`` does the
+same for an eval: N held-out problems through Inspect (``verigrpo/``, with and without the shared-prefix
+greedy batch of evals/greedy_batch.py) against plain ``model.generate`` on the same prompts.
 
 ``--burners N`` answers a different question: how much slower is a GRPO step when N other
 processes want a whole CPU each? For each thread setting in THREAD_SETTINGS it runs a short training
@@ -31,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -228,6 +239,229 @@ def busy_machine(steps: int, burners: int, timeout: float, only: str | None = No
         )
 
 
+# ---- where a step's time goes ------------------------------------------------------------------
+
+# TRL's profiling names (profiling_context / profiling_decorator) -> phase
+TRL_PHASES = {
+    "transformers.generate": "generation",
+    "_get_per_token_logps_and_entropies": "logprob forward",
+    "_calculate_rewards": "rewards",
+}
+PHASES = (
+    "generation",
+    "logprob forward",
+    "backward",
+    "optimizer",
+    "rewards",
+    "rollout logging",
+    "trainer logging",
+)
+
+
+def profile_training(steps: int, overrides: list[str]) -> tuple[list[dict], object]:
+    """Train ``steps`` steps of the CPU default (plus ``overrides``, config keys as train/grpo.py takes them)
+    through train/grpo.py's own trainer with each phase timed.
+
+    Returns one dict per step (phase -> seconds, plus ``step`` for the whole step and the step's token
+    counts) and the trainer (its model is then timed in plain transformers)."""
+    from transformers import TrainerCallback
+    from trl.extras import profiling
+
+    from train.grpo import build_trainer
+
+    current: dict = defaultdict(float)
+    original = profiling.ProfilingContext._log_metrics
+
+    def record(context, duration: float) -> None:
+        phase = TRL_PHASES.get(context.name.split(".", 1)[-1])
+        if phase:
+            current[phase] += duration
+        original(context, duration)
+
+    def timed(phase: str, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                current[phase] += time.perf_counter() - start
+
+        return wrapper
+
+    per_step: list[dict] = []
+
+    class StepTimer(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            current.clear()
+            self.start = time.perf_counter()
+
+        def on_pre_optimizer_step(self, args, state, control, **kwargs):
+            self.optimizer = time.perf_counter()
+
+        def on_optimizer_step(self, args, state, control, **kwargs):
+            current["optimizer"] += time.perf_counter() - self.optimizer
+
+        def on_step_end(self, args, state, control, **kwargs):
+            per_step.append({**current, "step": time.perf_counter() - self.start})
+
+    profiling.ProfilingContext._log_metrics = record
+    try:
+        with TemporaryDirectory() as out:
+            trainer, recorder, _ = build_trainer(*config(out, steps, *overrides))
+            trainer.accelerator.backward = timed("backward", trainer.accelerator.backward)
+            trainer.log = timed("trainer logging", trainer.log)
+            if recorder is not None:
+                trainer._record = timed("rollout logging", trainer._record)
+                recorder.flush = timed("rollout logging", recorder.flush)
+            trainer.add_callback(StepTimer())
+            trainer.train()
+    finally:
+        profiling.ProfilingContext._log_metrics = original
+    batch = trainer.args.per_device_train_batch_size
+    logged = [e for e in trainer.state.log_history if "completions/mean_length" in e]
+    previous = 0
+    for entry, step in zip(logged, per_step):
+        step["completion tokens"] = entry["completions/mean_length"] * batch
+        step["all tokens"] = entry["num_tokens"] - previous  # prompts (padded) + completions
+        previous = entry["num_tokens"]
+    return per_step, trainer
+
+
+def plain_transformers(trainer) -> dict:
+    """The trainer's model, prompts and generation config in plain transformers: one ``generate`` of a step's
+    batch, then one forward (completion log-probs, as the GRPO loss needs) and backward over the result."""
+    import torch
+
+    model, tokenizer = trainer.model, trainer.processing_class
+    rows = [
+        trainer.train_dataset[i] for i in range(trainer.args.per_device_train_batch_size // trainer.num_generations)
+    ]
+    prompts = [
+        tokenizer.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
+        for row in rows
+        for _ in range(trainer.num_generations)
+    ]
+    tokenizer.padding_side = "left"
+    batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    model.eval()
+    start = time.perf_counter()
+    with torch.no_grad():
+        sequences = model.generate(**batch, generation_config=trainer.generation_config)
+    generate_s = time.perf_counter() - start
+    completions = sequences[:, batch["input_ids"].size(1) :]
+    pad = tokenizer.pad_token_id
+    completion_mask = (completions != pad).long()
+    model.train()
+    mask = torch.cat([batch["attention_mask"], completion_mask], dim=1)
+    start = time.perf_counter()
+    out = model(input_ids=sequences, attention_mask=mask, logits_to_keep=completions.size(1) + 1)
+    logps = torch.log_softmax(out.logits[:, :-1].float(), dim=-1).gather(-1, completions[..., None]).squeeze(-1)
+    loss = -(logps * completion_mask).sum() / completion_mask.sum()
+    forward_s = time.perf_counter() - start
+    start = time.perf_counter()
+    loss.backward()
+    backward_s = time.perf_counter() - start
+    model.zero_grad(set_to_none=True)
+    return {
+        "generate_s": generate_s,
+        "forward_s": forward_s,
+        "backward_s": backward_s,
+        "completion tokens": int(completion_mask.sum()),
+        "all tokens": int(mask.sum()),
+    }
+
+
+def print_profile(per_step: list[dict], plain: dict) -> None:
+    steps = per_step[1:] or per_step  # the first step warms up
+    n = len(steps)
+
+    def mean(key: str) -> float:
+        return sum(s.get(key, 0.0) for s in steps) / n
+
+    total = mean("step")
+    print(f"\nGRPO step split (mean of {n} steps after the first; {total:.2f} s/step):")
+    accounted = 0.0
+    for phase in PHASES:
+        seconds = mean(phase)
+        accounted += seconds
+        print(f"  {phase:18s} {seconds:7.2f} s  {100 * seconds / total:5.1f} %")
+    print(f"  {'other':18s} {total - accounted:7.2f} s  {100 * (total - accounted) / total:5.1f} %")
+    completion, everything = mean("completion tokens"), mean("all tokens")
+    rows = (
+        ("generation", completion, mean("generation"), plain["completion tokens"], plain["generate_s"]),
+        ("logprob forward", everything, mean("logprob forward"), plain["all tokens"], plain["forward_s"]),
+        ("backward", everything, mean("backward"), plain["all tokens"], plain["backward_s"]),
+        (
+            "forward + backward",
+            everything,
+            mean("logprob forward") + mean("backward"),
+            plain["all tokens"],
+            plain["forward_s"] + plain["backward_s"],
+        ),
+    )
+    print("\ntokens/s, this run (generation counts completion tokens; forward/backward prompt + completion):")
+    print(f"  {'phase':18s} {'GRPO step':>10s} {'plain transformers':>19s} {'ratio':>6s}")
+    for phase, tokens, seconds, plain_tokens, plain_seconds in rows:
+        ours, theirs = tokens / seconds, plain_tokens / plain_seconds
+        print(f"  {phase:18s} {ours:10.1f} {theirs:19.1f} {ours / theirs:6.2f}")
+
+
+def profile_eval(problems: int, config_path: str, max_tokens: int) -> None:
+    """One eval of the policy before training (4-bit, as the demo runs it) three ways, alternating nothing:
+    Inspect + shared-prefix greedy batch, Inspect + transformers' generate, and plain ``model.generate``."""
+    import torch
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    import demo
+
+    from evals.checkpoint_eval import checkpoint_model_args, run_eval
+    from evals.checkpoint_model import loading_args
+
+    with TemporaryDirectory() as tmp:
+        initial = demo.write_initial_policy(config_path, Path(tmp) / "initial")
+        task_args = demo.eval_task_args(config_path, problems, max_tokens)
+        task = demo.eval_task(task_args)
+        results = {}
+        for label, extra in (
+            ("Inspect, shared-prefix greedy", {}),
+            ("Inspect, transformers generate", {"shared_prefix": False}),
+        ):
+            start = time.perf_counter()
+            log = run_eval(task, f"verigrpo/{initial}", {**checkpoint_model_args(True), **extra}, Path(tmp) / "logs")
+            seconds = time.perf_counter() - start
+            results[label] = (seconds, [s.output.completion for s in log.samples])
+        from peft import PeftModel
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        args = loading_args(initial, "trained")
+        base = AutoModelForCausalLM.from_pretrained(
+            json.loads((initial / "adapter_config.json").read_text())["base_model_name_or_path"], **args
+        )
+        model = PeftModel.from_pretrained(base, initial).eval()
+        tokenizer = AutoTokenizer.from_pretrained(initial, padding_side="left")
+        prompts = [
+            tokenizer.apply_chat_template(
+                [{"role": m.role, "content": m.text} for m in s.input], tokenize=False, add_generation_prompt=True
+            )
+            for s in task.dataset
+        ]
+        batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        start = time.perf_counter()
+        with torch.no_grad():
+            out = model.generate(
+                **batch, do_sample=False, max_new_tokens=max_tokens, pad_token_id=tokenizer.pad_token_id
+            )
+        seconds = time.perf_counter() - start
+        texts = tokenizer.batch_decode(out[:, batch["input_ids"].size(1) :], skip_special_tokens=True)
+        results["plain transformers generate (one batch)"] = (seconds, texts)
+    print(f"\neval of {problems} problems (4-bit policy before training, greedy, max {max_tokens} tokens):")
+    print(f"  {'':42s} {'seconds':>8s} {'tokens/s':>9s}")
+    for label, (seconds, texts) in results.items():
+        tokens = sum(len(tokenizer(t, add_special_tokens=False).input_ids) + 1 for t in texts)
+        print(f"  {label:42s} {seconds:8.1f} {tokens / seconds:9.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=4)
@@ -235,8 +469,21 @@ def main() -> None:
     parser.add_argument("--burners", type=int, default=None, help="busy-machine mode: N CPU burner processes")
     parser.add_argument("--timeout", type=float, default=900, help="busy-machine mode: seconds per training run")
     parser.add_argument("--only", default=None, help="busy-machine mode: thread settings whose label contains this")
+    parser.add_argument("--profile", action="store_true", help="split a GRPO step into its phases")
+    parser.add_argument("--profile-eval", type=int, default=None, metavar="N", help="time an eval of N problems")
+    parser.add_argument("--eval-max-tokens", type=int, default=None)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args, overrides = parser.parse_known_args()
+    if overrides and not args.profile:
+        parser.error(f"unrecognized arguments: {' '.join(overrides)}")
+    overrides = [o for o in overrides if o != "--"]
+    if args.profile:
+        per_step, trainer = profile_training(args.steps, overrides)
+        print_profile(per_step, plain_transformers(trainer))
+        return
+    if args.profile_eval is not None:
+        profile_eval(args.profile_eval, str(CONFIG), args.eval_max_tokens)
+        return
     if args.child:
         child_step_times(args.steps)
         return

