@@ -28,6 +28,7 @@ from trl.trainer.utils import ensure_master_addr_port
 
 from train.engines.base import AdapterEngine
 from train.engines.selection import Engine
+from train.engines.vllm_lora import max_lora_rank
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,6 @@ def engine_settings(model_args, training_args) -> EngineSettings:
         # vLLM's bitsandbytes loader computes in bf16 (float32 fails on CPU); a trainer computing its 4-bit
         # layers in float32 then differs only by bf16 rounding, which TRL's importance sampling corrects
         dtype="bfloat16" if model_args.load_in_4bit else (model_args.dtype or "auto"),
-        max_lora_rank=model_args.lora_r,
+        max_lora_rank=max_lora_rank(model_args.lora_r),  # vLLM takes 1, 8, 16, ...: the adapter keeps its own r
         seed=training_args.seed,
     )
