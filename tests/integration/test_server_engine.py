@@ -124,6 +124,25 @@ def test_a_4bit_policy_rolls_out_through_a_4bit_server(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_real_server_without_processed_logprobs_is_refused_before_any_model_loads(tmp_path):
+    """vLLM's default logprobs mode (raw, before temperature) would bias TRL's importance-sampling correction
+    without an error: the pool's start check finds it with its two-temperature probe and names the flag."""
+    if not installed_vllm():
+        pytest.skip("vLLM's CPU build is needed")
+    server = VLLMServerProcess(tmp_path / "server.log", logprobs_mode=None)
+    out = tmp_path / "run"
+    try:
+        server.start()
+        result = run_training("--config", SERVER_CONFIG, "--vllm_server_urls", server.url, "--output_dir", str(out))
+    finally:
+        server.stop()
+    assert result.returncode == 3, result.stderr[-3000:] + server.log_tail()
+    assert f"error: vLLM server {server.url} does not run as this run needs: it returns raw_logprobs" in result.stderr
+    assert "add --logprobs-mode processed_logprobs" in result.stderr
+    assert "Loading weights" not in result.stderr and not out.exists()
+
+
+@pytest.mark.slow
 def test_the_server_scores_tokens_as_the_policy_does(vllm_server, tmp_path):
     report_path = tmp_path / "report.json"
     result = subprocess.run(

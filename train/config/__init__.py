@@ -1,10 +1,12 @@
 """What ``train/grpo.py --config X.yaml`` accepts, and every check that can fail before a model loads.
 
     arguments.py       ScriptArguments (data, rewards, think, prompt, vLLM servers), the ranges of every
-                       numeric key, ConfigError, CheckedGRPOConfig
+                       numeric key, ConfigError, CheckedGRPOConfig, CheckedModelConfig
     parsing.py         parse_config: TRL's parser on --config FILE.yaml + overrides; its errors explained
     validation.py      validate: every check on the config alone (rewards, data, model, servers, quantization)
-    machine_checks.py  machine pre-flight: device, vLLM build/version, 4-bit matching, GPU memory estimate
+    lora_checks.py     LoRA targets resolved on the configured model; what vLLM cannot serve of an adapter
+    machine_checks.py  machine pre-flight: device, vLLM build/version + bitsandbytes plugin, 4-bit matching,
+                       GPU memory estimate
     cli_help.py        --help: --config and the project's options first, with the config's values
 
 Nothing here imports TRL until a config is parsed. The public names are re-exported here

@@ -1,6 +1,7 @@
 """The keys a run's config holds: ``ScriptArguments`` (data, rewards, prompt, vLLM servers), the range each
 numeric key must lie in (``Bound`` tables for ours, TRL's GRPOConfig and ModelConfig), and
-``CheckedGRPOConfig``, TRL's GRPOConfig with those ranges checked before TRL's own ``__post_init__``.
+``CheckedGRPOConfig``, TRL's GRPOConfig with those ranges checked before TRL's own ``__post_init__``, and
+``CheckedModelConfig``, TRL's ModelConfig keeping a one-item ``lora_target_modules`` list a list.
 
 TRL's ``TrlParser`` reads three dataclasses: ``ScriptArguments``, ``GRPOConfig`` and ``ModelConfig``
 (``train/config/parsing.py``); ``train/config/validation.py`` checks the combinations.
@@ -9,6 +10,7 @@ TRL's ``TrlParser`` reads three dataclasses: ``ScriptArguments``, ``GRPOConfig``
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from evals.domains import all_sources
@@ -222,7 +224,40 @@ def grpo_config_class():
     return cls
 
 
+# a module name or dotted path as peft matches list items (``q_proj``, ``self_attn.q_proj``): never a regex
+MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.\w+)*")
+
+
+def model_config_class():
+    """TRL's ModelConfig, except that a one-item ``lora_target_modules`` list of a module name stays a list.
+
+    TRL's ``__post_init__`` turns any one-item list into its string (so that ``--lora_target_modules
+    all-linear`` reaches peft as the string it knows), and peft reads a string as a regular expression that
+    must match a module's *whole* path: ``[q_proj]`` became ``'q_proj'``, matched no module, and the run
+    failed after loading the model (peft's NoMatchingPeftModuleError). A list of names means "modules with
+    this name" to peft, which is what the config says. ``all-linear`` and regexes keep TRL's conversion.
+    """
+    cls = globals().get("CheckedModelConfig")
+    if cls is None:
+        from trl import ModelConfig
+
+        class CheckedModelConfig(ModelConfig):
+            def __post_init__(self):
+                targets = self.lora_target_modules
+                single = isinstance(targets, (list, tuple)) and len(targets) == 1
+                keep = list(targets) if single and MODULE_NAME.fullmatch(str(targets[0])) else None
+                super().__post_init__()
+                if keep is not None:
+                    self.lora_target_modules = keep
+
+        CheckedModelConfig.__qualname__ = "CheckedModelConfig"
+        cls = globals()["CheckedModelConfig"] = CheckedModelConfig
+    return cls
+
+
 def __getattr__(name: str):
     if name == "CheckedGRPOConfig":  # unpickling training_args.bin in a fresh process
         return grpo_config_class()
+    if name == "CheckedModelConfig":
+        return model_config_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from train.config.arguments import ConfigError, ScriptArguments, grpo_config_class
+from train.config.arguments import ConfigError, ScriptArguments, grpo_config_class, model_config_class
 from train.config.cli_help import project_help
 from train.config.machine_checks import gpu_recipe_refusal
 
@@ -40,9 +40,9 @@ def parse_config(argv: list[str] | None = None):
     if "-h" in argv or "--help" in argv:
         print(project_help(config))
         raise SystemExit(0)
-    from trl import ModelConfig, TrlParser
+    from trl import TrlParser
 
-    parser = TrlParser((ScriptArguments, grpo_config_class(), ModelConfig))
+    parser = TrlParser((ScriptArguments, grpo_config_class(), model_config_class()))
     if "--help-all" in argv:
         parser.parse_args_and_config(args=["--help"])  # argparse prints everything and exits 0
     try:

@@ -1,7 +1,7 @@
 """Every check on a parsed config that does not need the model: ``validate`` runs them all before
 anything heavy loads, and each impossible or risky combination becomes one ``ConfigError`` paragraph
 naming the key and the fix. What depends on the machine (device, vLLM build, GPU memory) is in
-``train/config/machine_checks.py``.
+``train/config/machine_checks.py``; LoRA targets and what vLLM can serve of an adapter in ``train/config/lora_checks.py``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from train.config.arguments import (
     out_of_range,
     refuse,
 )
+from train.config.lora_checks import check_lora
 from train.config.machine_checks import check_machine
 from train.engines.selection import Engine, rollout_engine
 
@@ -40,6 +41,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
     check_data(script_args)
     check_model_and_resume(training_args, model_args)
     check_servers(script_args, training_args, model_args)
+    check_lora(training_args, model_args)  # targets on the configured model; what vLLM cannot serve
     check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
     check_quantization(model_args)
 

@@ -20,6 +20,7 @@ the server engine (saving, naming, run.json, cleanup) is ``train/engines/base.py
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from trl.trainer.utils import ensure_master_addr_port
 
 from train.engines.base import AdapterEngine
 from train.engines.selection import Engine
+from train.engines.vllm_lora import max_lora_rank
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,10 @@ class AdapterSyncGeneration(AdapterEngine):
         os.environ["RANK"] = str(accelerator.process_index)
         os.environ["LOCAL_RANK"] = str(accelerator.local_process_index)
         os.environ["WORLD_SIZE"] = str(accelerator.num_processes)
+        if accelerator.num_processes == 1 and os.environ.get("MASTER_PORT", "").strip().lower() in ("", "0", "auto"):
+            # TRL picks 29500 whenever it is free at that instant, as does every other run on the machine: two
+            # engines starting together both bind it and one dies (EADDRINUSE). The kernel's pick does not collide.
+            os.environ["MASTER_PORT"] = str(_kernel_free_port())
         ensure_master_addr_port()
         if self.accelerator.device.type == "cpu":
             # the CPU build sizes its KV cache from this (GiB); 1 GiB holds ~45k tokens of the small model
@@ -162,6 +168,13 @@ class AdapterSyncGeneration(AdapterEngine):
         return [entry[token].logprob for entry, token in zip(scored, completion_ids)]
 
 
+def _kernel_free_port() -> int:
+    """A TCP port nothing listens on now, chosen by the kernel (not a well-known default)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("localhost", 0))
+        return sock.getsockname()[1]
+
+
 def engine_settings(model_args, training_args) -> EngineSettings:
     """The adapter engine's settings for a PEFT policy, from TRL's ModelConfig and GRPOConfig."""
     return EngineSettings(
@@ -170,6 +183,6 @@ def engine_settings(model_args, training_args) -> EngineSettings:
         # vLLM's bitsandbytes loader computes in bf16 (float32 fails on CPU); a trainer computing its 4-bit
         # layers in float32 then differs only by bf16 rounding, which TRL's importance sampling corrects
         dtype="bfloat16" if model_args.load_in_4bit else (model_args.dtype or "auto"),
-        max_lora_rank=model_args.lora_r,
+        max_lora_rank=max_lora_rank(model_args.lora_r),  # vLLM takes 1, 8, 16, ...: the adapter keeps its own r
         seed=training_args.seed,
     )

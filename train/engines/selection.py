@@ -28,8 +28,9 @@ def engine_factory(script_args, training_args, model_args):
     """What ``GRPOTrainer.__init__`` should build its vLLM generation object with (an adapter engine class with
     its settings bound), or None for TRL's own generation. Imports TRL only for an adapter engine.
 
-    For the server engine the servers must answer first: a wrong URL or a server that is down stops the
-    run here, before any model is loaded (``ServerError``).
+    For the server engine the servers must answer first, and run as the engine assumes: a wrong URL, a
+    server that is down or one started without the flags it needs stops the run here, before any model is
+    loaded (``ServerError``).
     """
     engine = rollout_engine(training_args, model_args)
     if engine is Engine.COLOCATED:
@@ -37,9 +38,9 @@ def engine_factory(script_args, training_args, model_args):
 
         return partial(AdapterSyncGeneration, settings=engine_settings(model_args, training_args))
     if engine is Engine.SERVER:
-        from train.engines.server import ServerAdapterGeneration, connect, server_settings
+        from train.engines.server import ServerAdapterGeneration, check_servers, server_settings
 
         settings = server_settings(script_args, training_args, model_args)
-        connect(settings, training_args.vllm_server_timeout).close()
+        check_servers(settings, model_args, training_args)
         return partial(ServerAdapterGeneration, settings=settings)
     return None

@@ -32,11 +32,13 @@ process in server mode (``ServerPool.get_server_info``). What is shared with the
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
 from train.engines.base import AdapterEngine
 from train.engines.selection import Engine
 from train.engines.vllm_server_api import (
+    ADAPTER_PREFIX,
     ServerError,
     ServerPool,
     ServerSettings,
@@ -118,6 +120,45 @@ def connect(settings: ServerSettings, timeout: float) -> ServerPool:
     return pool
 
 
+def check_servers(settings: ServerSettings, model_args, training_args) -> None:
+    """Before any model loads: every server answers and runs as this run needs (``ServerPool.check_servers``),
+    checked with a probe adapter of this run's rank and targets written where the real ones will be."""
+    pool = connect(settings, training_args.vllm_server_timeout)
+    adapter_dir = Path(settings.adapter_dir)
+    created = [p for p in (adapter_dir, *adapter_dir.parents) if not p.exists()]  # removed again if left empty
+    probe_dir = adapter_dir / f"{ADAPTER_PREFIX}-probe-{new_run_tag()}"
+    try:
+        probe = _write_probe_adapter(model_args, training_args.trust_remote_code, probe_dir)
+        pool.check_servers(str(probe) if probe else None)
+    finally:
+        pool.close()
+        shutil.rmtree(probe_dir, ignore_errors=True)
+        for directory in created:  # deepest first
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+
+
+def _write_probe_adapter(model_args, trust_remote_code: bool, directory: Path) -> Path | None:
+    """The zero adapter ``check_servers`` loads (train/engines/vllm_lora.py), or None when the architecture
+    cannot be built here (a Hub model that is not cached, offline): then the first sync checks the servers'
+    LoRA flags."""
+    from trl import get_peft_config
+
+    from train.engines.vllm_lora import lora_model_on_meta, write_probe_adapter
+
+    lora_config, path, revision = get_peft_config(model_args), model_args.model_name_or_path, model_args.model_revision
+    try:
+        model = lora_model_on_meta(path, lora_config, revision=revision, trust_remote_code=trust_remote_code)
+    except Exception as exc:  # a pre-check only: loading the model reports its own errors
+        logger.warning(
+            "no probe adapter for the vLLM servers (%s): their LoRA flags are checked at the first sync", exc
+        )
+        return None
+    return write_probe_adapter(model, directory)
+
+
 def _warn_on_other_base(base_model: str | None, served: dict[str, list[str]]) -> None:
     """A server holding another base would roll out another policy; TRL's sampling metrics would show it late."""
     if not base_model:
@@ -144,4 +185,5 @@ def server_settings(script_args, training_args, model_args) -> ServerSettings:
         request_timeout=script_args.vllm_server_request_timeout,
         retries=script_args.vllm_server_retries,
         base_model=model_args.model_name_or_path,
+        lora_rank=model_args.lora_r,
     )

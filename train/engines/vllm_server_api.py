@@ -10,6 +10,8 @@ name) and ``/v1/unload_lora_adapter``. Every failure is a ``ServerError`` that n
 
 from __future__ import annotations
 
+import logging
+import math
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -18,16 +20,40 @@ from urllib.parse import urlsplit
 
 import httpx
 
+logger = logging.getLogger(__name__)
 ADAPTER_PREFIX = "verigrpo"
-# What each server must run with; in every error that says a server is misconfigured.
-SERVER_FLAGS = (
-    "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True python -m vllm.entrypoints.openai.api_server --model <base> "
-    "--enable-lora --max-lora-rank <lora_r> --logprobs-mode processed_logprobs"
-)
+LOGPROBS_MODE = "processed_logprobs"  # after temperature: what TRL's importance-sampling correction expects
+# The logprobs-mode probe: two one-token completions of this prompt on the base model, top-5 logprobs at two
+# temperatures. processed_logprobs are log_softmax(logits / T), so the gap between two tokens' logprobs scales
+# with 1/T; raw_logprobs do not change with T; the *_logits modes are not normalised (their top-5 "probabilities"
+# sum past 1). Greedy requests and prompt_logprobs cannot tell the modes apart (vLLM returns unscaled values for
+# both), and batched prompt_logprobs can kill a CPU engine, so the probe samples one token, one request at a time.
+PROBE_PROMPT = "Once upon a time, in a small village by the sea, there lived a"
+PROBE_TEMPERATURES = (1.0, 0.5)
+
+
+def server_flags(lora_rank: int | None = None) -> str:
+    """What each server must run with (in every error that says a server is misconfigured): ``--max-lora-rank``
+    is ``lora_r`` rounded up to a rank vLLM accepts (``train/engines/vllm_lora.py``)."""
+    from train.engines.vllm_lora import VLLM_LORA_RANKS, max_lora_rank
+
+    rank = max_lora_rank(lora_rank) if lora_rank else f"<lora_r rounded up to one of {VLLM_LORA_RANKS}>"
+    return (
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True python -m vllm.entrypoints.openai.api_server --model <base> "
+        f"--enable-lora --max-lora-rank {rank} --logprobs-mode {LOGPROBS_MODE}"
+    )
+
+
+SERVER_FLAGS = server_flags()
 
 
 class ServerError(RuntimeError):
-    """A vLLM server was unreachable, too slow, or answered with an error; the message names its URL."""
+    """A vLLM server was unreachable, too slow, or answered with an error; the message names its URL.
+    ``status`` and ``detail`` are the HTTP status and body of an error answer (None and "" otherwise)."""
+
+    def __init__(self, message: str, status: int | None = None, detail: str = "") -> None:
+        super().__init__(message)
+        self.status, self.detail = status, detail
 
 
 def normalize_url(url: str) -> str:
@@ -69,6 +95,7 @@ class ServerSettings:
     request_timeout: float = 600.0  # seconds for one request (a generation of a whole batch share)
     retries: int = 3  # extra attempts after a connection failure (never after a timeout or an HTTP error)
     base_model: str | None = None  # recorded, and compared with what each server serves
+    lora_rank: int | None = None  # the adapter's rank: the servers' --max-lora-rank must hold it
 
 
 def completion_payload(
@@ -136,6 +163,42 @@ def parse_completions(response: dict, num_prompts: int, n: int, url: str) -> dic
     }
 
 
+def logprobs_mode_from_probe(at_t1: dict[str, float], at_low: dict[str, float]) -> tuple[str, str]:
+    """(mode, evidence) from the top logprobs of one token at temperature 1 and at PROBE_TEMPERATURES[1].
+
+    >>> import math
+    >>> logits = {"a": 2.0, "b": 1.0, "c": 0.0}
+    >>> def log_softmax(scaled):
+    ...     norm = math.log(sum(math.exp(v) for v in scaled.values()))
+    ...     return {k: v - norm for k, v in scaled.items()}
+    >>> raw = log_softmax(logits)
+    >>> logprobs_mode_from_probe(raw, log_softmax({k: v / 0.5 for k, v in logits.items()}))[0]
+    'processed_logprobs'
+    >>> logprobs_mode_from_probe(raw, raw)[0]
+    'raw_logprobs'
+    >>> logprobs_mode_from_probe(logits, {k: v / 0.5 for k, v in logits.items()})[0]
+    'logits'
+    """
+    low = PROBE_TEMPERATURES[1]
+    mass = sum(math.exp(min(v, 50.0)) for v in at_t1.values())
+    if mass > 1.0 + 1e-3:
+        return "logits", f"its top-5 'probabilities' sum to {mass:.3g}, so they are not logprobs"
+    common = sorted(set(at_t1) & set(at_low), key=lambda token: -at_t1[token])
+    if not common:
+        return "unknown", "the two probe answers share no token"
+    best = common[0]
+    ratios = sorted(
+        (at_low[best] - at_low[t]) / (at_t1[best] - at_t1[t])
+        for t in common[1:]
+        if at_t1[best] - at_t1[t] > 0.05 and math.isfinite(at_low[t])
+    )
+    if not ratios:
+        return "unknown", "the probe's top tokens are too close to compare"
+    ratio = ratios[len(ratios) // 2]
+    evidence = f"logprob gaps {ratio:.2f}x wider at temperature {low} than at 1; after temperature: {1 / low:g}x"
+    return ("processed_logprobs" if abs(ratio - 1 / low) < abs(ratio - 1.0) else "raw_logprobs"), evidence
+
+
 class VLLMServer:
     """One vLLM OpenAI-compatible server: bounded requests, errors that name the URL."""
 
@@ -175,7 +238,9 @@ class VLLMServer:
             if response.status_code == 404 and "lora_adapter" in path:
                 hint = f" The server has no runtime LoRA endpoints: start it as {SERVER_FLAGS}."
             raise ServerError(
-                f"vLLM server {self.url}: {what} failed with HTTP {response.status_code}: {detail}.{hint}"
+                f"vLLM server {self.url}: {what} failed with HTTP {response.status_code}: {detail}.{hint}",
+                status=response.status_code,
+                detail=detail,
             )
         if "json" in response.headers.get("content-type", ""):
             return response.json()
@@ -183,6 +248,39 @@ class VLLMServer:
 
     def models(self) -> list[dict]:
         return self.request("GET", "/v1/models", "listing models", retries=0)["data"]
+
+    def server_info(self) -> dict | None:
+        """vLLM's configuration from ``/server_info`` (only with VLLM_SERVER_DEV_MODE=1 on the server), else None."""
+        try:
+            info = self.request("GET", "/server_info?config_format=json", "reading /server_info", retries=0)
+        except ServerError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return info if isinstance(info, dict) and isinstance(info.get("vllm_config"), dict) else None
+
+    def top_logprobs(self, model: str, temperature: float) -> dict[str, float]:
+        """The top-5 logprobs of one sampled token after PROBE_PROMPT (keys ``token_id:N``)."""
+        body = {
+            "model": model,
+            "prompt": PROBE_PROMPT,
+            "max_tokens": 1,
+            "temperature": temperature,
+            "top_p": 1.0,
+            "top_k": 0,
+            "min_p": 0.0,
+            "repetition_penalty": 1.0,
+            "logprobs": 5,
+            "seed": 0,
+            "return_tokens_as_token_ids": True,
+        }
+        what = f"probing its logprobs mode at temperature {temperature}"
+        try:
+            return self.request("POST", "/v1/completions", what, body, retries=0)["choices"][0]["logprobs"][
+                "top_logprobs"
+            ][0]
+        except (KeyError, IndexError, TypeError):
+            raise ServerError(f"vLLM server {self.url}: {what}: the answer has no top logprobs") from None
 
     def load_adapter(self, name: str, path: str) -> None:
         self.request(
@@ -211,7 +309,8 @@ class ServerPool:
         self.settings = settings
         self.servers = [VLLMServer(u, settings.request_timeout, settings.retries) for u in settings.urls]
         self.adapter: str | None = None  # the adapter every server serves now
-        self.served_models: dict[str, list[str]] = {}
+        self.served_models: dict[str, list[str]] = {}  # each server's base models (their checkpoints)
+        self.base_ids: dict[str, list[str]] = {}  # ... and the names requests use for them
         self._threads = ThreadPoolExecutor(max_workers=len(self.servers), thread_name_prefix="vllm-server")
 
     def _each(self, func) -> list:
@@ -240,7 +339,9 @@ class ServerPool:
                     last[server.url] = str(exc)
                     continue
                 # base models only (a loaded adapter is listed with its parent)
-                self.served_models[server.url] = [m.get("root") or m["id"] for m in models if not m.get("parent")]
+                bases = [m for m in models if not m.get("parent")]
+                self.served_models[server.url] = [m.get("root") or m["id"] for m in bases]
+                self.base_ids[server.url] = [m["id"] for m in bases]
                 pending.remove(server)
             if pending and time.monotonic() >= deadline:
                 reasons = "; ".join(last.get(s.url, "no answer") for s in pending)
@@ -250,6 +351,71 @@ class ServerPool:
                 )
             if pending:
                 time.sleep(1.0)
+
+    def check_servers(self, probe_adapter: str | None) -> None:
+        """Every server runs as the engine assumes, else a ServerError naming the URL and the flags to add.
+
+        Its logprobs mode (read from ``/server_info`` in vLLM's dev mode, else the probe above), and, by
+        loading and unloading ``probe_adapter`` (``train/engines/vllm_lora.py``: a zero adapter of this run's
+        rank and targets in the adapter directory), runtime LoRA loading, ``--enable-lora``, a
+        ``--max-lora-rank`` that holds the rank, and that the server reads the adapter directory. Without a
+        probe adapter only the logprobs mode is checked (the first sync then checks the rest). Call after
+        ``wait_until_ready``.
+        """
+        self._each(lambda server: self._check_server(server, probe_adapter))
+
+    def _check_server(self, server: VLLMServer, probe_adapter: str | None) -> None:
+        problems = []
+        mode, evidence = self.logprobs_mode(server)
+        if mode == "unknown":  # a probe that cannot tell is not evidence of a wrong flag
+            logger.warning("vLLM server %s: could not tell its logprobs mode (%s)", server.url, evidence)
+        elif mode != LOGPROBS_MODE:
+            problems.append(
+                f"it returns {mode} ({evidence}), not {LOGPROBS_MODE} (after temperature), which TRL's "
+                f"importance-sampling correction assumes: add --logprobs-mode {LOGPROBS_MODE}"
+            )
+        if probe_adapter:
+            name = f"{ADAPTER_PREFIX}-probe-{new_run_tag()}"
+            try:
+                server.load_adapter(name, probe_adapter)
+            except ServerError as exc:
+                problems.append(self._lora_problem(exc, probe_adapter))
+            else:
+                server.unload_adapter(name)
+        if problems:
+            raise ServerError(
+                f"vLLM server {server.url} does not run as this run needs: {'; '.join(problems)}. Start it as "
+                f"{server_flags(self.settings.lora_rank)}."
+            )
+
+    def logprobs_mode(self, server: VLLMServer) -> tuple[str, str]:
+        """(mode, how it was found): vLLM's own config in dev mode, else the two-temperature probe."""
+        info = server.server_info()
+        mode = ((info or {}).get("vllm_config") or {}).get("model_config", {}).get("logprobs_mode")
+        if mode:
+            return mode, "its /server_info says so"
+        bases = self.base_ids.get(server.url) or [None]
+        model = bases[0] or self.settings.base_model
+        tops = [server.top_logprobs(model, temperature) for temperature in PROBE_TEMPERATURES]
+        return logprobs_mode_from_probe(*tops)
+
+    def _lora_problem(self, exc: ServerError, path: str) -> str:
+        """The flag (or the storage) a failed probe-adapter load points to."""
+        rank = self.settings.lora_rank
+        if exc.status == 404 and "No adapter found" not in exc.detail and "cannot be found" not in exc.detail:
+            return "it has no runtime LoRA endpoints: start it with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True"
+        if "not enabled" in exc.detail:
+            return "LoRA is not enabled: add --enable-lora"
+        if "max_lora_rank" in exc.detail:
+            from train.engines.vllm_lora import max_lora_rank
+
+            return f"its --max-lora-rank is below the adapter's rank {rank}: set --max-lora-rank {max_lora_rank(rank)}"
+        if exc.status == 404:
+            return (
+                f"it cannot read the probe adapter at {path}: vllm_adapter_dir must be storage every server reads "
+                "at the same path"
+            )
+        return f"it could not load a probe adapter of this run's rank and targets from {path}: {exc}"
 
     def load(self, name: str, path: str) -> None:
         """Load adapter ``name`` on every server, then make it the one rollouts use; unload the previous one."""
@@ -309,9 +475,9 @@ class ServerPool:
         return [entry[str(token)]["logprob"] for entry, token in zip(scored, completion_ids)]
 
     def get_server_info(self) -> dict:
-        """What GRPOTrainer asks in server mode. vLLM's OpenAI server exposes no logprobs mode outside its dev
-        mode, so this states the documented requirement (``--logprobs-mode processed_logprobs``, in SERVER_FLAGS)."""
-        return {"model_config": {"logprobs_mode": "processed_logprobs"}}
+        """What GRPOTrainer asks in server mode: the logprobs mode every server was checked to run with
+        (``check_servers``, before the trainer loads anything)."""
+        return {"model_config": {"logprobs_mode": LOGPROBS_MODE}}
 
     def reset_prefix_cache(self) -> None:
         """Nothing to reset: vLLM keys its prefix cache by adapter id, and every step's adapter has a new id."""

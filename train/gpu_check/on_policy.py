@@ -72,6 +72,9 @@ def measure(trainer, engine, model_args) -> dict:
         "steps": trainer.state.global_step,
         "tokens": len(completion_ids),
         "tolerance_mean": tolerance,
+        # the adapter's rank, and the LoRA buffers vLLM holds it in (colocated: lora_r rounded up to a rank vLLM takes)
+        "lora_r": trainer.model.peft_config[trainer.model.active_adapter].r,
+        "max_lora_rank": getattr(engine.settings, "max_lora_rank", None),
         "synced_vs_policy": gap(synced, policy),
         "stale_vs_policy": gap(stale, policy),
         "adapter_versions": [stale_version, engine.adapter_version],

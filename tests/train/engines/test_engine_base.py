@@ -137,3 +137,41 @@ def test_the_colocated_engine_writes_into_a_temporary_directory_named_after_its_
     finally:
         engine.close()  # also when an assertion above fails: the test must not leave /dev/shm behind
     assert not root.exists()
+
+
+@pytest.mark.parametrize("preset", [None, "auto", "12345"])
+def test_a_single_process_engine_meets_vllm_on_a_port_the_kernel_picks(tiny_policy, monkeypatch, preset):
+    """TRL's rendezvous helper takes 29500 whenever it is free at that instant, as every other run on the machine
+    does: two engines starting together both bound it and one died (EADDRINUSE). A launcher's port is kept."""
+    import os
+    import sys
+
+    class Started(Exception):
+        pass
+
+    seen = {}
+
+    def llm(**kwargs):  # vLLM's LLM: what matters is the rendezvous it would read from the environment
+        seen.update(port=os.environ["MASTER_PORT"], world=os.environ["WORLD_SIZE"])
+        raise Started
+
+    for name in ("MASTER_PORT", "MASTER_ADDR", "RANK", "LOCAL_RANK", "WORLD_SIZE", "VLLM_CPU_KVCACHE_SPACE"):
+        monkeypatch.setenv(name, "")  # restored (unset) after the test: the engine writes these
+        monkeypatch.delenv(name)
+    if preset:
+        monkeypatch.setenv("MASTER_PORT", preset)
+    monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=llm))
+    settings = EngineSettings(base_model="m", quantization=None, dtype="float32", max_lora_rank=8)
+    engine = NoVLLM(model=tiny_policy, accelerator=fake_accelerator(), processing_class=None, settings=settings)
+    one = SimpleNamespace(process_index=0, local_process_index=0, num_processes=1, device=SimpleNamespace(type="cpu"))
+    monkeypatch.setattr(engine, "accelerator", one)
+    try:
+        with pytest.raises(Started):
+            AdapterSyncGeneration.start_engine(engine)
+    finally:
+        engine.close()
+    assert seen["world"] == "1"
+    if preset == "12345":
+        assert seen["port"] == "12345"
+    else:
+        assert seen["port"].isdigit() and int(seen["port"]) != 29500

@@ -9,10 +9,12 @@ the trainer, a CPU vLLM server): tests/integration/test_server_engine.py.
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -82,11 +84,30 @@ def test_the_completion_request_asks_for_token_ids_and_logprobs():
 
 
 class StubServer:
-    """An HTTP server that records JSON requests and answers like vLLM (or fails as told)."""
+    """An HTTP server that records JSON requests and answers like vLLM (or fails as told).
 
-    def __init__(self, *, status: int = 200, delay: float = 0.0) -> None:
+    Like a vLLM server started with or without its flags: ``logprobs_mode`` shapes the top logprobs of a text
+    prompt (the logprobs-mode probe; a log-softmax over fixed logits, after temperature or not); ``lora`` is
+    "runtime" (VLLM_ALLOW_RUNTIME_LORA_UPDATING and --enable-lora), "no-runtime" (no adapter endpoints: 404)
+    or "disabled" (endpoints without --enable-lora: 500); an adapter directory that exists is checked for
+    its rank against ``max_lora_rank``; ``dev_mode`` serves /server_info.
+    """
+
+    LOGITS = (2.0, 1.2, 0.7, 0.1, -0.5, -1.3)
+
+    def __init__(
+        self,
+        *,
+        status: int = 200,
+        delay: float = 0.0,
+        logprobs_mode: str = "processed_logprobs",
+        lora: str = "runtime",
+        max_lora_rank: int = 16,
+        dev_mode: bool = False,
+    ) -> None:
         self.requests: list[tuple[str, dict | None]] = []
         self.status, self.delay = status, delay
+        self.logprobs_mode, self.lora, self.max_lora_rank, self.dev_mode = logprobs_mode, lora, max_lora_rank, dev_mode
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -103,6 +124,11 @@ class StubServer:
 
             def do_GET(self):
                 stub.requests.append((self.path, None))
+                if self.path.startswith("/server_info"):
+                    if not stub.dev_mode:
+                        return self._answer(404, {"detail": "Not Found"})
+                    config = {"model_config": {"logprobs_mode": stub.logprobs_mode}, "lora_config": None}
+                    return self._answer(200, {"vllm_config": config, "vllm_env": {}})
                 self._answer(200, {"data": [{"id": "base", "root": "/models/base", "parent": None}]})
 
             def do_POST(self):
@@ -112,7 +138,16 @@ class StubServer:
                 if stub.status != 200:
                     self._answer(stub.status, {"error": {"message": f"stub says {stub.status}"}})
                 elif self.path == "/v1/completions":
-                    self._answer(200, stub.completions(body))
+                    probe = isinstance(body["prompt"], str)
+                    self._answer(200, stub.probe(body) if probe else stub.completions(body))
+                elif "lora_adapter" in self.path and stub.lora != "runtime":
+                    if stub.lora == "no-runtime":
+                        return self._answer(404, {"detail": "Not Found"})
+                    message = "LoRA is not enabled. Use --enable-lora to enable LoRA."
+                    self._answer(500, {"error": {"message": message, "type": "InternalServerError", "code": 500}})
+                elif self.path == "/v1/load_lora_adapter" and stub.adapter_problem(body):
+                    code, message = stub.adapter_problem(body)
+                    self._answer(code, {"error": {"message": message, "code": code}})
                 else:
                     self.send_response(200)
                     self.send_header("Content-Type", "text/plain")
@@ -124,6 +159,26 @@ class StubServer:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+
+    def adapter_problem(self, body: dict) -> tuple[int, str] | None:
+        """vLLM's answers to an adapter it cannot load (only for directories that exist: the paths of the
+        other tests are placeholders)."""
+        config = Path(body["lora_path"], "adapter_config.json")
+        if body["lora_path"].startswith("/unreadable/"):
+            return 404, f"Loading lora {body['lora_name']} failed: No adapter found for {body['lora_path']}"
+        if config.is_file() and json.loads(config.read_text())["r"] > self.max_lora_rank:
+            rank = json.loads(config.read_text())["r"]
+            return 500, f"LoRA rank {rank} is greater than max_lora_rank {self.max_lora_rank}."
+        return None
+
+    def probe(self, body: dict) -> dict:
+        """One token's top-5 logprobs as ``logprobs_mode`` returns them at the request's temperature."""
+        scale = 1 / body["temperature"] if self.logprobs_mode.startswith("processed") else 1.0
+        scaled = [v * scale for v in self.LOGITS]
+        norm = math.log(sum(math.exp(v) for v in scaled))
+        values = scaled if self.logprobs_mode.endswith("logits") else [v - norm for v in scaled]
+        top = {f"token_id:{i}": value for i, value in enumerate(values[:5])}
+        return {"choices": [{"index": 0, "text": "", "logprobs": {"top_logprobs": [top]}}]}
 
     @staticmethod
     def completions(body: dict) -> dict:
@@ -275,6 +330,103 @@ def test_the_server_engine_loads_each_version_and_cleans_up_at_the_end(stubs, ti
     assert a.requests[-1] == ("/v1/unload_lora_adapter", {"lora_name": second})
     assert adapters.is_dir() and list(adapters.iterdir()) == []
     assert engine.manifest_state()["rollout_adapter"] == second  # the final run.json still names it
+
+
+# ---- what each server runs with, checked when the pool starts ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def probe_adapter(tmp_path_factory):
+    """The zero probe adapter of a rank-12 LoRA on a tiny Llama (train/engines/vllm_lora.py)."""
+    from peft import LoraConfig
+
+    from tests.helpers.training import tiny_llama_dir
+    from train.engines.vllm_lora import lora_model_on_meta, write_probe_adapter
+
+    root = tmp_path_factory.mktemp("probe")
+    lora = LoraConfig(r=12, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM")
+    return str(write_probe_adapter(lora_model_on_meta(str(tiny_llama_dir(root / "model")), lora), root / "probe"))
+
+
+def checked_pool(*urls, lora_rank=12) -> ServerPool:
+    pool = ServerPool(ServerSettings(urls=tuple(urls), adapter_dir="/tmp/x", request_timeout=5.0, lora_rank=lora_rank))
+    pool.wait_until_ready(5)
+    return pool
+
+
+def test_a_server_started_as_documented_passes_the_start_checks(stubs, probe_adapter):
+    a = stubs()
+    pool = checked_pool(a.url)
+    pool.check_servers(probe_adapter)
+    probes = [body for path, body in a.requests if path == "/v1/completions"]
+    assert [b["temperature"] for b in probes] == [1.0, 0.5]  # one request at a time: no batched prompt_logprobs
+    assert all(
+        b["model"] == "base" and b["top_p"] == 1.0 and b["logprobs"] == 5 and b["max_tokens"] == 1 for b in probes
+    )
+    assert not any("prompt_logprobs" in b for b in probes)
+    (load,) = [body for path, body in a.requests if path == "/v1/load_lora_adapter"]
+    assert load["lora_path"] == probe_adapter and load["lora_name"].startswith("verigrpo-probe-")
+    assert a.requests[-1] == ("/v1/unload_lora_adapter", {"lora_name": load["lora_name"]})
+    assert pool.get_server_info() == {"model_config": {"logprobs_mode": "processed_logprobs"}}
+    pool.close()
+
+
+@pytest.mark.parametrize(
+    ("stub", "problem"),
+    [
+        ({"logprobs_mode": "raw_logprobs"}, r"it returns raw_logprobs \(logprob gaps 1.00x wider at temperature 0.5"
+                                            r" than at 1; after temperature: 2x\), not processed_logprobs .*"
+                                            r"add --logprobs-mode processed_logprobs"),
+        ({"logprobs_mode": "processed_logits"}, r"it returns logits \(its top-5 'probabilities' sum to"),
+        ({"logprobs_mode": "raw_logprobs", "dev_mode": True}, r"it returns raw_logprobs \(its /server_info says so\)"),
+        ({"lora": "no-runtime"}, r"it has no runtime LoRA endpoints: start it with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True"),
+        ({"lora": "disabled"}, r"LoRA is not enabled: add --enable-lora"),
+        ({"max_lora_rank": 8}, r"its --max-lora-rank is below the adapter's rank 12: set --max-lora-rank 16"),
+        (
+            {"logprobs_mode": "raw_logprobs", "lora": "disabled"},
+            r"it returns raw_logprobs .*add --logprobs-mode processed_logprobs; LoRA is not enabled: add --enable-lora",
+        ),
+    ],
+    ids=["raw-logprobs", "logits", "raw-dev-mode", "no-runtime-lora", "no-enable-lora", "rank-too-small", "two"],
+)  # fmt: skip
+def test_a_server_started_without_a_flag_is_refused_with_the_url_and_the_flag(stubs, probe_adapter, stub, problem):
+    good, bad = stubs(), stubs(**stub)
+    pool = checked_pool(good.url, bad.url)
+    with pytest.raises(ServerError, match=rf"^vLLM server {bad.url} does not run as this run needs: {problem}.*\. "
+                                          r"Start it as VLLM_ALLOW_RUNTIME_LORA_UPDATING=True .*--max-lora-rank 16 "):  # fmt: skip
+        pool.check_servers(probe_adapter)
+    pool.close()
+
+
+def test_a_server_that_cannot_read_the_adapter_directory_is_refused(stubs):
+    pool = checked_pool(stubs().url)
+    with pytest.raises(ServerError, match=r"cannot read the probe adapter at /unreadable/probe: vllm_adapter_dir must"):
+        pool.check_servers("/unreadable/probe")
+
+
+def test_the_trainer_checks_the_servers_with_a_probe_adapter_and_leaves_nothing(stubs, tmp_path):
+    """What engine_factory runs before any model loads (train/engines/server.py check_servers): the probe adapter
+    is written where the real ones will be, has the run's rank, and is gone afterwards with the directories it
+    needed; a server whose --max-lora-rank is too small stops it."""
+    from tests.helpers.training import tiny_llama_dir
+    from train.engines.server import check_servers, server_settings
+
+    model = str(tiny_llama_dir(tmp_path / "model"))
+    for stub, rank in ((stubs(), "12"), (stubs(max_lora_rank=8), "12")):
+        out = tmp_path / f"run-{stub.max_lora_rank}"
+        script_args, training_args, model_args = parse_config(
+            ["--config", SERVER_CONFIG, "--vllm_server_urls", stub.url, "--model_name_or_path", model,
+             "--lora_r", rank, "--output_dir", str(out)]
+        )  # fmt: skip
+        settings = server_settings(script_args, training_args, model_args)
+        if stub.max_lora_rank >= 12:
+            check_servers(settings, model_args, training_args)
+        else:
+            with pytest.raises(ServerError, match=rf"{stub.url} .*set --max-lora-rank 16"):
+                check_servers(settings, model_args, training_args)
+        (load,) = [body for path, body in stub.requests if path == "/v1/load_lora_adapter"]
+        assert load["lora_path"].startswith(str(out / "vllm-adapters" / "verigrpo-probe-"))
+        assert not out.exists()  # the probe and the directories made for it are gone
 
 
 # ---- config validation -----------------------------------------------------------------------------
