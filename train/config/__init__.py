@@ -5,6 +5,7 @@
     parsing.py         parse_config: TRL's parser on --config FILE.yaml + overrides; its errors explained
     validation.py      validate: every check on the config alone (rewards, data, model, servers, quantization)
     machine_checks.py  machine pre-flight: device, vLLM build/version, 4-bit matching, GPU memory estimate
+    share_base.py      vllm_share_base: the combinations it refuses, the vLLM storage layouts it knows
     cli_help.py        --help: --config and the project's options first, with the config's values
 
 Nothing here imports TRL until a config is parsed. The public names are re-exported here

@@ -23,6 +23,7 @@ from train.config.arguments import (
     refuse,
 )
 from train.config.machine_checks import check_machine
+from train.config.share_base import check_share_base
 from train.engines.selection import Engine, rollout_engine
 
 MAX_LINE_BYTES = 1 << 20  # one jsonl record (a problem): 1 MiB is ~250k tokens, past any model's context
@@ -40,6 +41,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
     check_data(script_args)
     check_model_and_resume(training_args, model_args)
     check_servers(script_args, training_args, model_args)
+    check_share_base(script_args, training_args, model_args)  # vllm_share_base: what it cannot serve
     check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
     check_quantization(model_args)
 
