@@ -7,7 +7,8 @@ threads and starts torch.distributed for the whole process).
 The trainer is built with ``vllm_share_base: false`` so that its logprobs can be taken with its own copy first;
 then ``share_base`` (the function the engine calls with the key on) rebinds it to the engine's vLLM. Observed:
 where every shared weight points, what was freed, the trainer's logprobs before and after, and vLLM's weights and
-base-model prompt logprobs before and after a trainer eval/no-grad forward and after an optimizer step.
+base-model prompt logprobs before and after a trainer eval/no-grad forward and after an optimizer step, and the
+on-policy check (scripts/check_on_policy.py) after that step.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def probe(argv: list[str]) -> dict:
     import torch
     from bitsandbytes.nn import Linear4bit
 
-    from scripts.check_on_policy import COMPLETION, policy_logprobs
+    from scripts.check_on_policy import COMPLETION, _check, policy_logprobs
     from train.config import parse_config
     from train.engines.shared_base import share_base, vllm_model
     from train.grpo import build_trainer
@@ -118,7 +119,9 @@ def probe(argv: list[str]) -> dict:
         problems_after_eval = shared.problems()
 
         lora = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
-        trainer.train()  # a real GRPO step: rollouts from vLLM, a backward pass, an optimizer step, a sync
+        # a real GRPO step (rollouts from vLLM, a backward pass, an optimizer step), then the on-policy check: vLLM
+        # under the stale and the synced adapter against the trainer's policy
+        on_policy = _check(trainer, engine, args[2])
         moved = sum(not torch.equal(lora[n], p) for n, p in model.named_parameters() if n in lora)
         snap2, vllm2 = vllm_snapshot(vllm), base_prompt_logprobs(engine, ids, len(prompt_ids))
         optimizer_ptrs = [p.data_ptr() for group in trainer.optimizer.param_groups for p in group["params"]]
@@ -144,6 +147,7 @@ def probe(argv: list[str]) -> dict:
             ),
             "inference_tensors_in_trainer": sum(p.is_inference() for p in used),
             "global_step": trainer.state.global_step,
+            "on_policy": on_policy,
         }
     finally:
         trainer.close_rollout_engine()

