@@ -132,3 +132,31 @@ def test_the_memory_estimate_counts_the_base_once_when_shared():
     saved = two.total - one.total
     assert saved == pytest.approx(two.parts["weights"] * 1.15)  # the weights and their share of allocator slack
     assert "weights" not in one.describe() and "vLLM pool 6.0" in one.describe()
+
+
+QWEN_1_5B = {**QWEN_7B, "hidden_size": 1536, "num_attention_heads": 12, "num_key_value_heads": 2}
+QWEN_1_5B |= {"vocab_size": 151936, "intermediate_size": 8960, "tie_word_embeddings": True}
+QWEN_3B = {**QWEN_1_5B, "hidden_size": 2048, "num_hidden_layers": 36, "num_attention_heads": 16}
+QWEN_3B |= {"intermediate_size": 11008}
+SEVEN_B_RECIPE = ("--per_device_train_batch_size", "8", "--max_completion_length", "256")
+SEVEN_B_RECIPE += ("--vllm_gpu_memory_utilization", "0.45")
+
+
+@pytest.mark.parametrize(
+    ("recipe", "shape", "overrides", "gib"),
+    [  # docs/gpu-16gb.md, "One copy of the base": sleep mode / no sleep / shared, on a 16 GB (16e9 bytes) card
+        ("qwen2.5-1.5b-qlora-vllm", QWEN_1_5B, (), (6.7, 9.1, 7.9)),
+        ("qwen2.5-3b-qlora-vllm", QWEN_3B, (), (7.7, 11.2, 9.0)),
+        ("qwen2.5-1.5b-qlora-vllm", QWEN_7B, SEVEN_B_RECIPE, (13.4, 16.1, 10.1)),
+    ],
+)
+def test_the_documented_estimates_with_and_without_sharing(monkeypatch, recipe, shape, overrides, gib):
+    import train.config.machine_checks as mc
+
+    monkeypatch.setattr(mc, "_model_config", lambda path: shape)
+    estimates = []
+    for sleep, share in (("true", False), ("false", False), ("false", True)):
+        config = ["--config", str(REPO / "configs" / f"{recipe}.yaml"), *overrides, "--vllm_enable_sleep_mode", sleep]
+        _, training_args, model_args = parse_config([*config, "--use_cpu", "true", "--bf16", "false"])
+        estimates.append(round(mc.estimate_for(training_args, model_args, 16e9, share_base=share).total / GIB, 1))
+    assert tuple(estimates) == gib
