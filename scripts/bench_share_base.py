@@ -7,8 +7,9 @@ that both copies are loaded: the trainer's and vLLM's. Measures this process's r
 process), then rebinds the trainer to vLLM's weights with ``share_base`` (what the engine does right after vLLM loads
 when the key is on) and measures again. "Without" and "with" are the same process a moment apart: the same vLLM, the
 same allocator state, so the difference is the trainer's copy alone. Prints one JSON object: RSS before and after, the
-drop, and the trainer's copy by kind (packed 4-bit bytes, quantization constants, embeddings) that should account
-for it.
+drop (anonymous memory and mapped-file pages), and the trainer's copy by kind (packed 4-bit bytes, quantization
+constants, embeddings) and by what held it, which should account for it. One trainer forward runs first, so every
+weight is resident as it is during training.
 """
 
 from __future__ import annotations
@@ -42,6 +43,28 @@ def rss_bytes() -> int:
     return total
 
 
+def rss_parts() -> dict[str, int]:
+    """This process's resident memory by kind (/proc/self/status): anonymous (heap, allocations) and file-backed
+    (mapped files, e.g. a safetensors checkpoint read through mmap)."""
+    status = Path("/proc/self/status").read_text().splitlines()
+    return {k: next(int(x.split()[1]) * 1024 for x in status if x.startswith(k + ":")) for k in ("RssAnon", "RssFile")}
+
+
+def backing(tensors) -> dict[str, int]:
+    """Bytes of ``tensors`` by what holds their memory: the heap, an anonymous mapping, or a mapped file."""
+    regions = []
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        fields = line.split()
+        start, stop = (int(x, 16) for x in fields[0].split("-"))
+        path = fields[5] if len(fields) > 5 else ""
+        regions.append((start, stop, "heap" if path == "[heap]" else ("file" if path.startswith("/") else "anonymous")))
+    out: dict[str, int] = {}
+    for t in tensors:
+        kind = next((k for a, b, k in regions if a <= t.data_ptr() < b), "unknown")
+        out[kind] = out.get(kind, 0) + t.untyped_storage().nbytes()
+    return out
+
+
 def trainer_copy(model) -> dict[str, int]:
     """Bytes of the trainer's own base that sharing replaces: packed 4-bit weights, their constants, embeddings."""
     from bitsandbytes.nn import Linear4bit
@@ -60,6 +83,35 @@ def trainer_copy(model) -> dict[str, int]:
     return parts
 
 
+def trainer_tensors(model) -> list:
+    from bitsandbytes.nn import Linear4bit
+
+    base = model.get_base_model()
+    tensors = []
+    for module in base.modules():
+        if isinstance(module, Linear4bit):
+            state = module.weight.quant_state
+            tensors += [module.weight.data, state.absmax] + ([state.state2.absmax] if state.nested else [])
+    heads = {id(m.weight): m.weight for m in (base.get_input_embeddings(), base.get_output_embeddings()) if m}
+    return tensors + list(heads.values())
+
+
+def warm_up(model) -> None:
+    """One no-grad forward, as training does before any measurement matters: it touches every weight (the tied head
+    reads the whole embedding matrix, which on CPU is a lazily read view of the checkpoint file until then).
+    bitsandbytes' CPU fast path stays off, as on shared layers (it would repack the trainer's 4-bit bytes)."""
+    import torch
+    from bitsandbytes.nn import Linear4bit
+
+    for module in model.modules():
+        if isinstance(module, Linear4bit):
+            module.support_avx512bf16_for_cpu = False
+    model.eval()
+    with torch.no_grad():
+        model(input_ids=torch.tensor([[1, 2, 3, 4]], device=model.device))
+    model.train()
+
+
 def measure(argv: list[str]) -> dict:
     import gc
 
@@ -75,12 +127,14 @@ def measure(argv: list[str]) -> dict:
     if engine is None or not hasattr(engine, "llm"):
         raise SystemExit("this config does not run the colocated adapter engine (use_vllm, vllm_mode: colocate, PEFT)")
     try:
+        warm_up(trainer.model)
         copy = trainer_copy(trainer.model)
+        where = backing(trainer_tensors(trainer.model))
         gc.collect()
         _trim_heap()
-        before = rss_bytes()
+        before, parts_before = rss_bytes(), rss_parts()
         shared = share_base(trainer.model, vllm_model(engine.llm))
-        after = rss_bytes()
+        after, parts_after = rss_bytes(), rss_parts()
         drop, expected = before - after, sum(copy.values())
         return {
             "model": args[2].model_name_or_path,
@@ -88,6 +142,8 @@ def measure(argv: list[str]) -> dict:
             "rss_with_sharing_mib": round(after / MIB, 1),
             "rss_drop_mib": round(drop / MIB, 1),
             "trainer_copy_mib": {k: round(v / MIB, 1) for k, v in copy.items()} | {"total": round(expected / MIB, 1)},
+            "trainer_copy_held_in_mib": {k: round(v / MIB, 1) for k, v in where.items()},
+            "rss_drop_by_kind_mib": {k: round((parts_before[k] - parts_after[k]) / MIB, 1) for k in parts_before},
             "freed_by_sharing_mib": round(shared.freed_bytes / MIB, 1),
             "drop_vs_trainer_copy": round(drop / expected, 3),
             "layers_4bit": shared.facts()["layers_4bit"],

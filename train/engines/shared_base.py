@@ -32,13 +32,16 @@ import copy
 import ctypes
 import gc
 import math
+import mmap
 import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
 from train.config.arguments import ConfigError
 
+MADV_DONTNEED = 4  # Linux madvise(2): drop these pages (a private file mapping re-reads them if touched)
 LORA_WRAPPED = ".base_layer"  # peft's and vLLM's LoRA wrappers hold the original layer under this name
 
 
@@ -117,10 +120,11 @@ def share_base(policy: torch.nn.Module, vllm: torch.nn.Module) -> SharedBase:
     base = policy.get_base_model() if hasattr(policy, "get_base_model") else policy
     plan = _plan_4bit(_trainer_4bit_layers(base), vllm)
     embeddings, not_shared = _plan_embeddings(base, vllm)
-    watched = []  # (trainer weight name, weak reference to the storage it is about to drop, bytes): no strong ones
+    watched = []  # (trainer weight name, weak reference to the storage it drops, bytes, file address): no strong refs
+    files = _private_file_mappings()
     shared = []
     for name, module, vllm_name, weight, start, stop, state in plan:
-        watched += [_watch(name, t) for t in _quant_tensors(module.weight)]
+        watched += [_watch(name, t, files) for t in _quant_tensors(module.weight)]
         module.weight.data = _alias(weight, start, (stop - start, 1))
         module.weight.quant_state = copy.copy(state)  # the trainer's own: nothing it does reaches vLLM's
         module.quant_state = module.weight.quant_state  # Linear4bit's fallback copy of the state
@@ -128,7 +132,7 @@ def share_base(policy: torch.nn.Module, vllm: torch.nn.Module) -> SharedBase:
         shared.append(SharedTensor(name, "4bit", module, vllm_name, weight, start, stop - start))
     for name, kind, module, vllm_name, weight in embeddings:
         rows = module.weight.shape[0]
-        watched.append(_watch(name, module.weight.data))
+        watched.append(_watch(name, module.weight.data, files))
         module.weight.data = _alias(weight, 0, (rows, weight.shape[1]))
         nbytes = rows * weight.shape[1] * weight.element_size()
         shared.append(SharedTensor(name, kind, module, vllm_name, weight, 0, nbytes))
@@ -331,27 +335,58 @@ def _quant_tensors(weight) -> list[torch.Tensor]:
     return tensors
 
 
-def _watch(name: str, tensor: torch.Tensor) -> tuple[str, weakref.ref, int]:
+def _watch(name: str, tensor: torch.Tensor, files: list[tuple[int, int]]) -> tuple:
+    """(name, weak reference to the storage, bytes, its address if it lies in a privately mapped file, else None)."""
     storage = tensor.untyped_storage()
-    return name, weakref.ref(storage), storage.nbytes()
+    ptr = storage.data_ptr()
+    mapped = ptr if tensor.device.type == "cpu" and any(a <= ptr < b for a, b in files) else None
+    return name, weakref.ref(storage), storage.nbytes(), mapped
 
 
-def _release(watched: list[tuple[str, weakref.ref, int]]) -> tuple[int, list[str]]:
+def _release(watched: list[tuple]) -> tuple[int, list[str]]:
     """Collect, then count the bytes whose storage died; hand freed memory back to the system."""
     gc.collect()
     freed, kept, seen = 0, [], set()
-    for name, ref, nbytes in watched:
+    for name, ref, nbytes, mapped in watched:
         if id(ref) in seen:
             continue
         seen.add(id(ref))
         if ref() is None:
             freed += nbytes
+            if mapped is not None:
+                _drop_file_pages(mapped, nbytes)
         elif name not in kept:
             kept.append(name)
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
     _trim_heap()
     return freed, kept
+
+
+def _private_file_mappings() -> list[tuple[int, int]]:
+    """Address ranges of files this process maps privately (transformers reads a safetensors checkpoint through
+    mmap: on CPU an unquantized tensor such as the embeddings can stay a view of the file)."""
+    try:
+        lines = Path("/proc/self/maps").read_text().splitlines()
+    except OSError:
+        return []  # not Linux: nothing is dropped
+    ranges = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 5 and fields[5].startswith("/") and fields[1].endswith("p"):
+            start, stop = (int(x, 16) for x in fields[0].split("-"))
+            ranges.append((start, stop))
+    return ranges
+
+
+def _drop_file_pages(ptr: int, nbytes: int) -> None:
+    """Release the resident pages of a dead tensor that was a view of a mapped file (its mapping stays, held by
+    the file's other tensors, so freeing the tensor alone keeps them in RSS). Only whole pages inside the tensor:
+    a neighbour sharing an edge page keeps it. Private mapping: a page touched again is re-read from the file."""
+    start = -(-ptr // mmap.PAGESIZE) * mmap.PAGESIZE
+    stop = (ptr + nbytes) // mmap.PAGESIZE * mmap.PAGESIZE
+    if stop > start:
+        ctypes.CDLL(None).madvise(ctypes.c_void_p(start), ctypes.c_size_t(stop - start), MADV_DONTNEED)
 
 
 def _trim_heap() -> None:

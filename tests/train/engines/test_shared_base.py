@@ -310,3 +310,13 @@ def test_a_layout_surprise_is_refused_and_nothing_is_rebound(policy, twin, surpr
         VLLMTwin.packed_modules_mapping = PACKED
     assert isinstance(refused.value, ConfigError) and "vllm_share_base: false" in str(refused.value)
     assert {n: p.data_ptr() for n, p in policy.named_parameters()} == pointers
+
+
+def test_a_trainer_tensor_something_still_holds_is_kept_and_its_memory_untouched(policy, twin):
+    """Freed memory is handed back (the heap trimmed, a dead view of the mapped checkpoint released page by page)
+    only where the trainer's storage died: a tensor another reference holds keeps its bytes."""
+    held = policy.get_base_model().get_input_embeddings().weight.data
+    copy = held.clone()
+    shared = share_base(policy, twin)
+    assert shared.kept == ["model.embed_tokens"]
+    assert torch.equal(held, copy)
