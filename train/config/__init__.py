@@ -7,6 +7,7 @@
     lora_checks.py     LoRA targets resolved on the configured model; what vLLM cannot serve of an adapter
     machine_checks.py  machine pre-flight: device, vLLM build/version + bitsandbytes plugin, 4-bit matching,
                        GPU memory estimate
+    share_base.py      vllm_share_base: the combinations it refuses, the vLLM storage layouts it knows
     cli_help.py        --help: --config and the project's options first, with the config's values
 
 Nothing here imports TRL until a config is parsed. The public names are re-exported here

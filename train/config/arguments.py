@@ -90,6 +90,14 @@ class ScriptArguments:
     vllm_server_retries: int = field(
         default=3, metadata={"help": "extra attempts when a vLLM server cannot be connected to (then the run stops)"}
     )
+    vllm_share_base: bool = field(
+        default=False,
+        metadata={
+            "help": "colocated vLLM with a 4-bit LoRA policy: the trainer's 4-bit layers (and embeddings / head) "
+            "view vLLM's copy of the base instead of holding their own (train/engines/shared_base.py); one process, "
+            "no sleep mode, no tensor parallelism"
+        },
+    )
 
 
 # ---- numeric ranges: every value that would otherwise fail late (or never) --------------------

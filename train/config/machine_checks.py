@@ -192,7 +192,7 @@ def check_machine(script_args, training_args, model_args) -> None:
         raise MachineConfigError(gpu_recipe_refusal("use_cpu is false", "set `use_cpu: true`"))
     check_vllm(training_args, model_args, cuda=cuda, server_urls=script_args.vllm_server_urls)
     if cuda and not training_args.use_cpu:
-        check_gpu_memory(training_args, model_args)
+        check_gpu_memory(training_args, model_args, share_base=script_args.vllm_share_base)
     if training_args.fp16 and not cuda:
         raise MachineConfigError("fp16: mixed precision fp16 needs a GPU. Set fp16: false (or bf16: true) on CPU.")
 
@@ -315,6 +315,7 @@ class MemoryEstimate:
 
     parts: dict[str, float]
     vllm_sleeps: bool = False
+    base_bytes: float = 0.0  # the base's weights: vLLM's copy, and the trainer's unless it shares vLLM's
 
     @property
     def total(self) -> float:
@@ -340,6 +341,7 @@ def estimate_memory(
     gradient_checkpointing: bool,
     vllm_pool_bytes: float,
     vllm_sleeps: bool = False,
+    share_base: bool = False,
 ) -> MemoryEstimate:
     """A deliberately simple model of peak memory, calibrated against H200 runs capped at 14.5 GiB.
 
@@ -347,6 +349,9 @@ def estimate_memory(
     r16, batch 16 x 512: 4.3 GiB reserved; 1.5B bf16 + LoRA, batch 8 x 512: 4.5 GiB; 7B 4-bit, batch
     16 x 256: 8.7 GiB (torch's reserved bytes, so without the CUDA context). ``tests/train/config/test_machine_checks.py``
     holds the estimate to within 20 % of each.
+
+    ``share_base`` (``vllm_share_base``): the trainer's 4-bit layers and embeddings are views of vLLM's, so the base
+    is counted once, inside the vLLM pool.
     """
     # 4-bit nf4 + double quant: 0.5 B/param + ~0.127 bit/param of constants; norms and embeddings stay 16-bit
     weights = shape.block_params * (0.5 + 0.127 / 8 if four_bit else 2.0) + shape.embedding_params * 2.0
@@ -362,14 +367,14 @@ def estimate_memory(
     # dequantized weights of one block during 4-bit forward/backward, plus the CUDA context and allocator slack
     workspace = (max(b for b in (a * c for a, c in shape.projections.values())) * 2.0 * 3) if four_bit else 0.0
     parts = {
-        "weights": weights,
+        "weights": 0.0 if share_base else weights,
         "lora+optimizer": lora,
         "activations": activations,
         "logits": logits,
         "dequant buffers": workspace,
     }
     parts["allocator slack"] = 0.15 * sum(parts.values())  # torch's reserved minus allocated, measured 10-30 %
-    return MemoryEstimate({**parts, "CUDA context": CUDA_CONTEXT, "vLLM pool": vllm_pool_bytes}, vllm_sleeps)
+    return MemoryEstimate({**parts, "CUDA context": CUDA_CONTEXT, "vLLM pool": vllm_pool_bytes}, vllm_sleeps, weights)
 
 
 def _model_config(model_name_or_path: str) -> dict | None:
@@ -384,7 +389,7 @@ def _model_config(model_name_or_path: str) -> dict | None:
         return None  # offline and not cached: the model load will say so itself
 
 
-def estimate_for(training_args, model_args, gpu_total_bytes: float) -> MemoryEstimate | None:
+def estimate_for(training_args, model_args, gpu_total_bytes: float, share_base: bool = False) -> MemoryEstimate | None:
     cfg = _model_config(model_args.model_name_or_path)
     if cfg is None or "hidden_size" not in cfg:
         return None
@@ -400,25 +405,26 @@ def estimate_for(training_args, model_args, gpu_total_bytes: float) -> MemoryEst
         gradient_checkpointing=training_args.gradient_checkpointing,
         vllm_pool_bytes=pool,
         vllm_sleeps=bool(training_args.use_vllm and training_args.vllm_enable_sleep_mode),
+        share_base=share_base,
     )
 
 
-def check_gpu_memory(training_args, model_args) -> None:
+def check_gpu_memory(training_args, model_args, share_base: bool = False) -> None:
     """Refuse, before loading, a config whose estimated peak exceeds what this process may use."""
     import torch
 
     _, total = torch.cuda.mem_get_info()
     fraction = getattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)()
     usable = total * fraction
-    estimate = estimate_for(training_args, model_args, total)
+    estimate = estimate_for(training_args, model_args, total, share_base=share_base)
     if estimate is None:
         return
     if training_args.use_vllm:
-        pool, needs = estimate.parts["vLLM pool"], estimate.parts["weights"] + 0.5 * GIB
+        pool, needs = estimate.parts["vLLM pool"], estimate.base_bytes + 0.5 * GIB
         if pool < needs:
             raise MachineConfigError(
                 f"vllm_gpu_memory_utilization {training_args.vllm_gpu_memory_utilization} gives vLLM "
-                f"{pool / GIB:.1f} GiB of this GPU, less than its copy of the weights ({estimate.parts['weights'] / GIB:.1f} "
+                f"{pool / GIB:.1f} GiB of this GPU, less than its copy of the weights ({estimate.base_bytes / GIB:.1f} "
                 f"GiB) plus a KV cache (0.5 GiB): raise it to at least {needs / total:.2f}."
             )
     if estimate.total <= usable:

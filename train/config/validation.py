@@ -24,6 +24,7 @@ from train.config.arguments import (
 )
 from train.config.lora_checks import check_lora
 from train.config.machine_checks import check_machine
+from train.config.share_base import check_share_base
 from train.engines.selection import Engine, rollout_engine
 
 MAX_LINE_BYTES = 1 << 20  # one jsonl record (a problem): 1 MiB is ~250k tokens, past any model's context
@@ -42,6 +43,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
     check_model_and_resume(training_args, model_args)
     check_servers(script_args, training_args, model_args)
     check_lora(training_args, model_args)  # targets on the configured model; what vLLM cannot serve
+    check_share_base(script_args, training_args, model_args)  # vllm_share_base: what it cannot serve
     check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
     check_quantization(model_args)
 

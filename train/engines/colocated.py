@@ -42,6 +42,7 @@ class EngineSettings:
     max_lora_rank: int
     adapter_root: str | None = None  # where adapter versions are written (default: RAM-backed temp dir)
     seed: int = 0
+    share_base: bool = False  # vllm_share_base: the trainer's 4-bit layers view vLLM's (train/engines/shared_base.py)
 
 
 ADAPTER_DIR_PREFIX = "verigrpo-adapter-"
@@ -88,6 +89,7 @@ class AdapterSyncGeneration(AdapterEngine):
 
     def __init__(self, *args, settings: EngineSettings, **kwargs) -> None:
         self.lora_request = None
+        self.shared_base = None  # train.engines.shared_base.SharedBase once the base is shared
         owns = settings.adapter_root is None  # a temporary directory of its own, removed by close()
         adapter_dir = settings.adapter_root or _ram_backed_dir()
         super().__init__(*args, settings=settings, adapter_dir=adapter_dir, owns_adapter_dir=owns, **kwargs)
@@ -99,6 +101,8 @@ class AdapterSyncGeneration(AdapterEngine):
             raise ValueError("the adapter engine runs colocated (vllm_mode: colocate)")
         if self.tensor_parallel_size != 1:
             raise ValueError("the adapter engine supports vllm_tensor_parallel_size 1 only")
+        if self.settings.share_base and (self.enable_sleep_mode or self.accelerator.num_processes != 1):
+            raise ValueError("vllm_share_base needs one process and no sleep mode (train/config/share_base.py)")
         accelerator = self.accelerator
         # vLLM's external launcher reads the torch.distributed rendezvous from the environment (as TRL does)
         os.environ["RANK"] = str(accelerator.process_index)
@@ -132,6 +136,10 @@ class AdapterSyncGeneration(AdapterEngine):
             trust_remote_code=self.trust_remote_code,
         )
         self.llm = _AdapterLLM(llm, self)
+        if s.share_base:
+            from train.engines.shared_base import share_base, vllm_model
+
+            self.shared_base = share_base(self.model, vllm_model(llm))  # SharedLayoutError: nothing was rebound
         if self.enable_sleep_mode:
             self.llm.sleep()
         self.mark_weights_resident()  # level-1 sleep keeps the base: TRL must never re-push it
@@ -139,6 +147,14 @@ class AdapterSyncGeneration(AdapterEngine):
 
     def adapter_name(self, version: int) -> str:
         return f"policy-v{version}"
+
+    def sync_weights(self) -> None:
+        super().sync_weights()
+        if self.shared_base is not None and (lost := self.shared_base.problems()):
+            raise RuntimeError(f"vllm_share_base: the trainer's weights stopped viewing vLLM's: {'; '.join(lost[:3])}")
+
+    def engine_facts(self) -> dict:
+        return {"shared_base": self.shared_base.facts()} if self.shared_base is not None else {}
 
     def adapter_path(self, name: str, version: int) -> Path:
         return self.adapter_dir / f"v{version:06d}-rank{self.accelerator.process_index}"
@@ -175,8 +191,9 @@ def _kernel_free_port() -> int:
         return sock.getsockname()[1]
 
 
-def engine_settings(model_args, training_args) -> EngineSettings:
-    """The adapter engine's settings for a PEFT policy, from TRL's ModelConfig and GRPOConfig."""
+def engine_settings(model_args, training_args, share_base: bool = False) -> EngineSettings:
+    """The adapter engine's settings for a PEFT policy, from TRL's ModelConfig and GRPOConfig (``share_base``: the
+    config's ``vllm_share_base``)."""
     return EngineSettings(
         base_model=model_args.model_name_or_path,
         quantization="bitsandbytes" if model_args.load_in_4bit else None,
@@ -185,4 +202,5 @@ def engine_settings(model_args, training_args) -> EngineSettings:
         dtype="bfloat16" if model_args.load_in_4bit else (model_args.dtype or "auto"),
         max_lora_rank=max_lora_rank(model_args.lora_r),  # vLLM takes 1, 8, 16, ...: the adapter keeps its own r
         seed=training_args.seed,
+        share_base=share_base,
     )

@@ -36,7 +36,8 @@ def engine_factory(script_args, training_args, model_args):
     if engine is Engine.COLOCATED:
         from train.engines.colocated import AdapterSyncGeneration, engine_settings
 
-        return partial(AdapterSyncGeneration, settings=engine_settings(model_args, training_args))
+        settings = engine_settings(model_args, training_args, share_base=script_args.vllm_share_base)
+        return partial(AdapterSyncGeneration, settings=settings)
     if engine is Engine.SERVER:
         from train.engines.server import ServerAdapterGeneration, check_servers, server_settings
 
