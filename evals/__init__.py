@@ -14,6 +14,8 @@ providers, and the tools that re-score and audit logs.
 - ``bwrap_sandbox``: the Inspect sandbox provider ``bwrap`` (exec / read_file / write_file, all inside bwrap)
 - ``checkpoint_model``: the model provider ``verigrpo/<run dir>``: a checkpoint loaded as its run.json says it
   trained
+- ``policy_model``: the model provider ``verigrpo-policy``: a model object in memory (the policy a training run's
+  held-out evals score), greedy, in batches fixed before the eval starts
 - ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``EvalScorer``,
   ``EvalMetricDefinition``)
 - ``rollout_format``: the rollout-log format ``train/rollouts.py`` writes and the audit reads (``train_`` prefix,

@@ -237,6 +237,11 @@ def grpo_config_class():
         class CheckedGRPOConfig(GRPOConfig):
             def __post_init__(self):
                 refuse(out_of_range(self, GRPO_BOUNDS))
+                if self.eval_strategy != "no" and self.num_generations_eval is None:
+                    # the trainer's evaluation is the held-out Inspect eval (train/artifacts/held_out.py): one
+                    # greedy completion per problem, so TRL's eval group size is 1, and per_device_eval_batch_size
+                    # (prompts per generate call) need not be a multiple of num_generations
+                    self.num_generations_eval = 1
                 super().__post_init__()
 
         CheckedGRPOConfig.__qualname__ = "CheckedGRPOConfig"

@@ -255,6 +255,8 @@ GOOD_EDGES = [
     ("--eval_strategy", "steps", "--eval_steps", "1", "--eval_problems", "1"),
     ("--eval_strategy", "steps", "--eval_steps", "0.5"),  # a share of max_steps, as for save_steps
     ("--eval_steps", "5"),  # ignored without eval_strategy, as in transformers (train/grpo.py says so)
+    # prompts per greedy generate call: any count, not TRL's multiple of num_generations (one completion each)
+    ("--eval_strategy", "steps", "--eval_steps", "5", "--per_device_eval_batch_size", "5"),
 ]
 
 
