@@ -20,6 +20,8 @@ providers, and the tools that re-score and audit logs.
   behind ``checkpoint_model``'s ``generate``
 - ``paired``: did a change help? Newcombe's paired 95% interval and McNemar's mid-p test on the same problems (stdlib)
 - ``eval_pairs``: per-problem outcomes of two Inspect logs, checked to be the same problems, compared with ``paired``
+- ``policy_model``: the model provider ``verigrpo-policy``: a model object in memory (the policy a training run's
+  held-out evals score), greedy, in batches fixed before the eval starts
 - ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``EvalScorer``,
   ``EvalMetricDefinition``)
 - ``rollout_format``: the rollout-log format ``train/artifacts/rollout_log.py`` writes and the audit reads (``train_`` prefix,

@@ -3,7 +3,8 @@
 A domain is the kind of answer a problem wants and how it is judged. Its record names the dataset
 sources that yield it, how problems load and become training rows (the prompt builder included), the
 reward functions that can score it, the Inspect scorer its tasks use, which training score the rollout
-audit re-judges with which scorer, and the per-step metrics the run plot draws. ``train/data/rows.py``,
+audit re-judges with which scorer, the per-step metrics the run plot draws, and the Inspect task a
+training run's held-out evals run (with that task's arguments for the problems a config does not train on). ``train/data/rows.py``,
 ``train/config/`` (sources and reward names), ``evals/rollout_audit.py`` and ``scripts/plot_run.py``
 read ``DOMAINS`` at use time, so a new domain is one module of problems plus one row here
 (tests/evals/test_domains.py adds a toy one and removes it).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from evals.code_data import CodeProblem, load_code_problems
 from evals.math_data import SOURCES as MATH_SOURCES
@@ -37,6 +39,13 @@ class Domain:
     audited: Mapping[str, str] = field(default_factory=dict)
     metrics: tuple[tuple[str, str, str], ...] = ()  # plot lines: (log-history key, label, line style)
     worked_examples: bool = False  # whether num_shots > 0 means anything for its prompt
+    # the Inspect task its problems are evaluated with, as `inspect eval` names it (None: no eval task)
+    eval_task: str | None = None
+    # (config, problems, max_tokens) -> eval_task's arguments for the problems that config does not train
+    # on; DatasetError when there are none. ``config``: the training config's ScriptArguments (or alike).
+    held_out: Callable[[object, int | None, int], dict] | None = None
+    # the held-out eval's headline in the trainer's log history: (key, label); the eval logs every metric
+    eval_metric: tuple[str, str] | None = None
 
 
 def _load_math(source: str, *, path=None, split="train", limit=None, seed=0, shuffle=False, **options) -> list:
@@ -47,12 +56,62 @@ def _math_row(problem: MathProblem, num_shots: int) -> dict:
     return {"prompt": build_messages(problem.question, num_shots), "answer": problem.answer, "id": problem.id}
 
 
+# sources whose problems come in a split training never sees; the others need eval_dataset_path
+HELD_OUT_SPLITS = {"arithmetic": "test", "gsm8k": "test"}
+
+
+def _held_out_file(config) -> str:
+    """The held-out file a source without a held-out split needs: ``eval_dataset_path``, not the training file."""
+    path = getattr(config, "eval_dataset_path", None)
+    if not path:
+        raise DatasetError(
+            f"dataset {config.dataset!r} has no split that training leaves out: give the held-out problems "
+            "in a file of the same format with eval_dataset_path"
+        )
+    if config.dataset_path and Path(path).resolve() == Path(config.dataset_path).resolve():
+        raise DatasetError(f"eval_dataset_path is the training file ({path}): held-out problems must be others")
+    return path
+
+
+def _math_held_out(config, problems: int | None, max_tokens: int) -> dict:
+    """``math_verified`` arguments: the source's held-out split (arithmetic: the 'test' problems of the same
+    generator, operations, range and seed) or ``eval_dataset_path``; the training prompt and think setting."""
+    source = config.dataset
+    args = {"dataset": source, "limit": problems, "num_shots": config.num_shots, "think": config.think}
+    split = HELD_OUT_SPLITS.get(source)
+    if split is not None and getattr(config, "eval_dataset_path", None) is None:
+        if config.dataset_split == split:
+            raise DatasetError(
+                f"dataset_split is {split!r}, the split held-out evals use: train on 'train', or give the "
+                "held-out problems with eval_dataset_path"
+            )
+        args["split"] = split
+    else:
+        if source == "arithmetic":
+            raise DatasetError("eval_dataset_path: arithmetic's held-out problems are its generated 'test' split")
+        args["path"] = _held_out_file(config)
+    if source == "arithmetic":
+        args.update(
+            seed=config.dataset_seed,
+            operations=",".join(config.arithmetic_operations),  # as `-T operations=...` takes it
+            min_value=config.arithmetic_min_value,
+            max_value=config.arithmetic_max_value,
+            steps=config.arithmetic_steps,
+        )
+    return {**args, "max_tokens": max_tokens}
+
+
 def _load_code(source: str, *, path=None, limit=None, **_ignored) -> list:
     return load_code_problems(path, limit)  # one bundled set or a file: split, seed and shuffle do not apply
 
 
 def _code_row(problem: CodeProblem, num_shots: int) -> dict:
     return {"prompt": problem.messages(), "tests": problem.tests, "id": problem.id}
+
+
+def _code_held_out(config, problems: int | None, max_tokens: int) -> dict:
+    """``code_verified`` arguments: the problems of ``eval_dataset_path`` (the bundled set is the training set)."""
+    return {"path": _held_out_file(config), "limit": problems, "max_tokens": max_tokens}
 
 
 MATH = Domain(
@@ -69,6 +128,9 @@ MATH = Domain(
         ("rewards/format_reward/mean", "format rate", ":"),
     ),
     worked_examples=True,
+    eval_task="evals/math_task.py@math_verified",
+    held_out=_math_held_out,
+    eval_metric=("eval_correct/accuracy", "held-out accuracy"),
 )
 CODE = Domain(
     name="code",
@@ -80,6 +142,9 @@ CODE = Domain(
     scorer="verigrpo/unit_test_scorer",
     audited={train_score_name("code_tests"): "fraction"},
     metrics=(("rewards/code_tests/mean", "unit tests passed (fraction)", "-."),),
+    eval_task="evals/code_task.py@code_verified",
+    held_out=_code_held_out,
+    eval_metric=("eval_fraction/mean", "held-out unit tests passed (fraction)"),
 )
 
 DOMAINS: dict[str, Domain] = {domain.name: domain for domain in (MATH, CODE)}
@@ -119,3 +184,8 @@ def audited_scores() -> dict[str, tuple[str, str]]:
 def plot_metrics() -> tuple[tuple[str, str, str], ...]:
     """Every domain's per-step plot lines (a run's log history holds only its own domain's keys)."""
     return tuple(metric for domain in DOMAINS.values() for metric in domain.metrics)
+
+
+def held_out_metrics() -> tuple[tuple[str, str], ...]:
+    """Every domain's held-out eval headline (log-history key, label): what the run plot marks per eval."""
+    return tuple(domain.eval_metric for domain in DOMAINS.values() if domain.eval_metric)

@@ -67,6 +67,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
+    held_out = _held_out_eval(script_args, training_args)  # the held-out problems load here too
     engine = engine_factory(script_args, training_args, model_args)  # servers that do not answer stop it here
 
     # start the verifier's symbolic workers now, while the model loads, not inside the first reward call;
@@ -84,6 +85,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     trainer = RecordingGRPOTrainer(
         model=model_path,
         engine_factory=engine,
+        held_out_eval=held_out,
         reward_funcs=get_reward_funcs(script_args.reward_funcs, think=script_args.think),
         reward_names=list(script_args.reward_funcs),
         rollout_recorder=recorder,
@@ -103,6 +105,30 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         callbacks[0].live = lambda: {"rollout_engine": trainer.rollout_engine_state()}
     trainer.manifest_callback = callbacks[0]
     return trainer, recorder, manifest
+
+
+def _held_out_eval(script_args, training_args):
+    """The held-out Inspect eval the trainer evaluates with (None when ``eval_strategy`` is ``no``)."""
+    from train.artifacts.held_out import held_out_eval
+    from train.config.validation import evaluates_held_out
+
+    main_process = training_args.process_index == 0
+    if not evaluates_held_out(training_args):
+        if training_args.eval_steps is not None and main_process:
+            print("[verigrpo] eval_steps is set but eval_strategy is no: no held-out evals (set eval_strategy: steps)")
+        return None
+    held_out = held_out_eval(script_args, training_args)
+    if main_process:
+        print(
+            f"[verigrpo] held-out evals: {held_out.spec} on {held_out.problems} problems, greedy, "
+            f"{_eval_schedule(training_args)}; logs in {held_out.log_dir}"
+        )
+    return held_out
+
+
+def _eval_schedule(training_args) -> str:
+    when = "every epoch" if training_args.eval_strategy == "epoch" else f"every {training_args.eval_steps} steps"
+    return f"{when}{' and at step 0' if training_args.eval_on_start else ''}"
 
 
 def _resolve_model(model_args, training_args) -> str:

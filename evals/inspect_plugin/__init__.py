@@ -13,7 +13,8 @@ scores (``verigrpo/group_mean``, ``verigrpo/pass_at_G``: ``evals/group_metrics.p
 ``inspect score`` and ``recompute_metrics`` find them by the names the log records. The ``bwrap`` sandbox provider is
 registered here too (Inspect matches sandbox names without the prefix: ``sandbox="bwrap"``), and so is
 the model provider ``verigrpo`` (``evals/checkpoint_model.py``): ``--model verigrpo/<run dir>`` evaluates
-a training checkpoint loaded as its run.json says it was trained (4-bit base included).
+a training checkpoint loaded as its run.json says it was trained (4-bit base included). So is
+``verigrpo-policy`` (``evals/policy_model.py``), the policy in memory that a run's held-out evals score.
 pyproject.toml maps this folder to the package name and declares the
 ``inspect_ai`` entry point that imports it.
 """
@@ -82,3 +83,13 @@ def checkpoint_provider() -> type:
     from evals.checkpoint_model import checkpoint_api
 
     return checkpoint_api()
+
+
+@modelapi(name=_name("verigrpo-policy"))
+def policy_provider() -> type:
+    """A model object in memory: the policy a training run's held-out evals score (``evals.policy_model``;
+    ``train/artifacts/held_out.py`` creates it with the model). Named on the command line it says what to use
+    instead."""
+    from evals.policy_model import policy_api
+
+    return policy_api()

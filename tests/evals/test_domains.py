@@ -100,5 +100,26 @@ def test_config_validation_reads_the_table(toy_domain):
         check_data(config("arithmetic", "choice_match"))
 
 
+def test_held_out_evals_need_the_domains_eval_task(toy_domain):
+    """A domain without an eval task trains, but a config asking for held-out evals on it is refused; math and
+    code name the task the trainer's evals (train/artifacts/held_out.py) and `inspect eval` run."""
+    from train.artifacts.held_out import eval_task_function
+    from train.config import ConfigError
+    from train.config.validation import check_held_out_eval
+
+    evaluating = SimpleNamespace(eval_strategy="steps")
+    config = SimpleNamespace(dataset="choice_toy", eval_problems=None, eval_dataset_path=None)
+    with pytest.raises(ConfigError, match=r"dataset 'choice_toy' \(choice\) has no Inspect eval task"):
+        check_held_out_eval(config, evaluating)
+    check_held_out_eval(config, SimpleNamespace(eval_strategy="no"))
+
+    from evals.code_task import code_verified
+    from evals.math_task import math_verified
+
+    assert eval_task_function(MATH.eval_task) is math_verified
+    assert eval_task_function(CODE.eval_task) is code_verified
+    assert domains.held_out_metrics() == (MATH.eval_metric, CODE.eval_metric)
+
+
 def test_the_toy_domain_is_gone_afterwards():
     assert "choice" not in DOMAINS and "choice_toy" not in domains.all_sources()

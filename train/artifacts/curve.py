@@ -1,4 +1,5 @@
-"""A training run's curve: reward and each domain's metrics per step, from the run's log history.
+"""A training run's curve: reward and each domain's metrics per step, and the held-out evals, from the run's
+log history.
 
     python scripts/plot_run.py runs/cpu-smollm2 [--out curve.png]
 
@@ -14,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from evals.domains import plot_metrics
+from evals.domains import held_out_metrics, plot_metrics
 
 REWARD_SERIES = ("reward", "reward (weighted sum)", "-")
 
@@ -23,6 +24,21 @@ def series() -> tuple[tuple[str, str, str], ...]:
     """(key in the log history, label, line style): the weighted reward, then each domain's metrics
     (evals/domains.py); styles are distinct, so equal curves do not hide one another."""
     return (REWARD_SERIES, *plot_metrics())
+
+
+HELD_OUT_STYLE = {"color": "black", "marker": "D", "markersize": 5, "linewidth": 2}
+
+
+def held_out_points(history: list[dict]) -> list[tuple[str, list[int], list[float], int | None]]:
+    """(label, steps, values, problems) of each held-out eval headline the history holds
+    (train/artifacts/held_out.py logs them as separate entries, e.g. ``eval_correct/accuracy``)."""
+    points = []
+    for key, label in held_out_metrics():
+        entries = [entry for entry in history if entry.get(key) is not None]
+        if entries:
+            problems = entries[-1].get("eval_samples")
+            points.append((label, [e["step"] for e in entries], [e[key] for e in entries], problems))
+    return points
 
 
 def load_history(run_dir: Path) -> list[dict]:
@@ -55,7 +71,8 @@ def figure(run_dir: Path):
     from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
-    history = [entry for entry in load_history(run_dir) if "reward" in entry]
+    everything = load_history(run_dir)
+    history = [entry for entry in everything if "reward" in entry]
     if not history:
         raise ValueError(f"{run_dir}: the log history has no reward entries (was logging_steps set?)")
     steps = [entry["step"] for entry in history]
@@ -72,13 +89,20 @@ def figure(run_dir: Path):
             (line,) = ax.plot(steps, values, alpha=0.25, linewidth=1)
             ax.plot(steps, smooth(values, window), color=line.get_color(), linestyle=style, linewidth=2)
         handles.append(Line2D([], [], color=line.get_color(), linestyle=style, linewidth=2, label=label))
+    held_out = held_out_points(everything)
+    for label, eval_steps, values, problems in held_out:  # every eval, unsmoothed: each is already a mean
+        ax.plot(eval_steps, values, **HELD_OUT_STYLE)
+        for step, value in ((eval_steps[0], values[0]), (eval_steps[-1], values[-1]))[: len(values)]:
+            ax.annotate(f"{value:.2f}", (step, value), textcoords="offset points", xytext=(0, 7), ha="center")
+        described = f"{label} (greedy, {problems} problems)" if problems else f"{label} (greedy)"
+        handles.append(Line2D([], [], label=described, **HELD_OUT_STYLE))
     if window > 1:  # how to read the two lines of each series, in neutral grey
         handles.append(Line2D([], [], color="grey", alpha=0.35, linewidth=1, label="faint: the value at each step"))
         handles.append(
             Line2D([], [], color="grey", linewidth=2, label=f"bold: mean of the last {window} steps (trailing)")
         )
     ax.set_xlabel("step")
-    ax.set_ylabel("mean over the step's completions")
+    ax.set_ylabel("mean over the step's completions" + ("\n(held-out: over its problems)" if held_out else ""))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylim(-0.05, max(1.05, max(entry["reward"] for entry in history) + 0.05))
     ax.set_title(f"GRPO run {run_dir.resolve().name}")

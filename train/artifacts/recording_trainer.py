@@ -1,4 +1,5 @@
-"""GRPOTrainer that hands every scored generation batch to a RolloutRecorder, and owns its rollout engine.
+"""GRPOTrainer that hands every scored generation batch to a RolloutRecorder, owns its rollout engine, and
+evaluates with the held-out Inspect eval (``train/artifacts/held_out.py``).
 
 TRL keeps the last batch's prompts, completions, per-function rewards and advantages (for its
 completions table); right after each batch is scored we read them (``batch_logs``, through
@@ -18,6 +19,7 @@ from accelerate.utils import gather_object
 from transformers import TrainerCallback
 
 from rewards.reward_log import FIELDS, why_column, whys_from_columns
+from train.artifacts.held_out import HeldOutEval, evaluate_held_out, policy_for_eval
 from train.artifacts.rollout_log import RolloutRecorder, rollouts_from_batch
 from train.engines.base import AdapterEngine
 from train.trl_seams import SeamedGRPOTrainer, generation_class
@@ -30,12 +32,17 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         rollout_recorder: RolloutRecorder | None = None,
         reward_names: list[str],
         engine_factory=None,
+        held_out_eval: HeldOutEval | None = None,
         **kwargs,
     ):
         """``engine_factory`` (``train.engines.selection.engine_factory``): the adapter engine TRL's vLLM
-        generation object is built as; None: TRL's own generation."""
+        generation object is built as; None: TRL's own generation. ``held_out_eval``: what ``evaluate`` runs
+        (``train/artifacts/held_out.py``); its problems are the ``eval_dataset``."""
+        if held_out_eval is not None:
+            kwargs["eval_dataset"] = held_out_eval.eval_dataset()
         with generation_class(engine_factory) if engine_factory is not None else nullcontext():
             super().__init__(*args, **kwargs)
+        self.held_out_eval = held_out_eval
         self.rollout_recorder = rollout_recorder
         # TRL names rewards after the function (format_reward); logs use the config's names (format)
         self._reward_names = dict(zip(self.reward_func_names, reward_names))
@@ -72,6 +79,17 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         """Remove the engine's adapter files and release its servers; the one end-of-run path (idempotent)."""
         if self.rollout_engine is not None:
             self.rollout_engine.close()
+
+    def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
+        """The trainer's evaluation (``eval_strategy``/``eval_steps``/``eval_on_start``) is the held-out Inspect
+        eval of the policy as it is now (``train/artifacts/held_out.py``), logged like any evaluation."""
+        if self.held_out_eval is None:
+            return super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
+        with policy_for_eval(self) as policy:
+            metrics = evaluate_held_out(self, self.held_out_eval, policy)
+            self.log(dict(metrics))  # while in eval mode: TRL's log adds none of the training step's metrics
+        self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
+        return metrics
 
     def create_model_card(self, *args, **kwargs):
         """Skip TRL's card: for a local base it reads "fine-tuned version of [None](https://huggingface.co/None)".

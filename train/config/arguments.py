@@ -70,6 +70,23 @@ class ScriptArguments:
     rollout_log_steps: int = field(
         default=10, metadata={"help": "steps per rollout log file (also written at each save)"}
     )
+    eval_problems: int | None = field(
+        default=None,
+        metadata={
+            "help": "held-out problems per eval (with eval_strategy: steps, every eval_steps): the eval task's "
+            "limit; unset: the task's default (arithmetic: 50; otherwise the whole held-out split)"
+        },
+    )
+    eval_max_tokens: int | None = field(
+        default=None, metadata={"help": "tokens per held-out completion (unset: twice max_completion_length)"}
+    )
+    eval_dataset_path: str | None = field(
+        default=None,
+        metadata={
+            "help": "held-out problems in the training source's format; needed where the source has no "
+            "held-out split (jsonl, json, math500, code; arithmetic and gsm8k use their test split)"
+        },
+    )
     vllm_server_urls: list[str] = field(
         default_factory=list,
         metadata={
@@ -167,6 +184,9 @@ GRPO_BOUNDS = (
     Bound("adam_beta2", _within(0, 1, open_high=True), "in [0, 1)"),
     Bound("adam_epsilon", _above(0), "> 0"),
     Bound("save_steps", _above(0), "> 0 (a fraction below 1 is a share of max_steps)"),
+    Bound("eval_steps", _above(0), "> 0 (a fraction below 1 is a share of max_steps)", optional=True),
+    Bound("eval_delay", _at_least(0), ">= 0"),
+    Bound("per_device_eval_batch_size", _at_least(1), ">= 1 (prompts per greedy generate call)"),
     Bound("logging_steps", _above(0), "> 0"),
     Bound("save_total_limit", _at_least(1), ">= 1", optional=True),
     Bound("seed", _within(0, SEED_MAX), f"in [0, {SEED_MAX}]"),
@@ -182,6 +202,8 @@ SCRIPT_BOUNDS = (
     Bound("arithmetic_steps", _at_least(1), ">= 1"),
     Bound("num_shots", _within(0, len(WORKED_EXAMPLES)), f"0 to {len(WORKED_EXAMPLES)} (rewards.WORKED_EXAMPLES)"),
     Bound("rollout_log_steps", _at_least(1), ">= 1"),
+    Bound("eval_problems", _at_least(1), ">= 1 (leave it unset for the eval task's default)", optional=True),
+    Bound("eval_max_tokens", _at_least(1), ">= 1 (tokens per held-out completion)", optional=True),
     Bound("vllm_server_request_timeout", _above(0), "> 0 (seconds)"),
     Bound("vllm_server_retries", _within(0, 100), "in [0, 100]"),
 )
@@ -225,6 +247,11 @@ def grpo_config_class():
         class CheckedGRPOConfig(GRPOConfig):
             def __post_init__(self):
                 refuse(out_of_range(self, GRPO_BOUNDS))
+                if self.eval_strategy != "no" and self.num_generations_eval is None:
+                    # the trainer's evaluation is the held-out Inspect eval (train/artifacts/held_out.py): one
+                    # greedy completion per problem, so TRL's eval group size is 1, and per_device_eval_batch_size
+                    # (prompts per generate call) need not be a multiple of num_generations
+                    self.num_generations_eval = 1
                 super().__post_init__()
 
         CheckedGRPOConfig.__qualname__ = "CheckedGRPOConfig"

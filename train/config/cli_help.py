@@ -30,6 +30,8 @@ COMMON_TRL_KEYS = {
     "learning_rate": "optimizer learning rate",
     "reward_weights": "one weight per reward_funcs entry (>= 0)",
     "save_steps": "steps between checkpoints (checkpoint-N)",
+    "eval_strategy": "steps: held-out evals of the policy every eval_steps (docs/training.md); no: none",
+    "eval_steps": "steps between held-out evals (with eval_strategy: steps)",
     "seed": "seed for sampling, dropout and data order",
     "resume_from_checkpoint": "continue <output_dir>/checkpoint-N exactly: same data order, optimizer state and RNG",
     "use_vllm": "generate rollouts with vLLM",

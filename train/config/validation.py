@@ -10,6 +10,7 @@ from pathlib import Path
 
 from evals.domains import all_sources, domain_of_source, reward_names_elsewhere
 from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
+from evals.math_data import DatasetError
 from rewards import REWARD_FUNCS, THINK_MODES
 from rewards.registry import unknown_rewards
 from train.config.arguments import (
@@ -40,6 +41,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
     )
     check_rewards(script_args, training_args)
     check_data(script_args)
+    check_held_out_eval(script_args, training_args)
     check_model_and_resume(training_args, model_args)
     check_servers(script_args, training_args, model_args)
     check_lora(training_args, model_args)  # targets on the configured model; what vLLM cannot serve
@@ -148,6 +150,34 @@ def check_line_lengths(path: str | Path, limit: int = MAX_LINE_BYTES) -> None:
                     )
                 if index < len(pieces) - 1:
                     lineno, length = lineno + 1, 0
+
+
+def evaluates_held_out(training_args) -> bool:
+    """Whether the trainer evaluates (``eval_strategy`` steps or epoch): its evaluation is the held-out Inspect eval."""
+    return training_args.eval_strategy != "no"
+
+
+def check_held_out_eval(script_args: ScriptArguments, training_args) -> None:
+    """With ``eval_strategy`` on: the dataset's domain has an eval task and problems training does not see
+    (``evals/domains.py``), and ``eval_dataset_path``, if given, is a readable file of them."""
+    if not evaluates_held_out(training_args):
+        return
+    strategy = getattr(training_args.eval_strategy, "value", training_args.eval_strategy)
+    domain = domain_of_source(script_args.dataset)
+    if domain.eval_task is None or domain.held_out is None:
+        raise ConfigError(
+            f"eval_strategy: {strategy}: dataset {script_args.dataset!r} ({domain.name}) has "
+            "no Inspect eval task to run held-out evals with. Set `eval_strategy: no`."
+        )
+    try:
+        domain.held_out(script_args, script_args.eval_problems, 1)
+    except DatasetError as exc:
+        raise ConfigError(f"eval_strategy: {strategy}: {exc}.") from None
+    path = script_args.eval_dataset_path
+    if path and not Path(path).is_file():
+        raise ConfigError(f"eval_dataset_path: {path} does not exist (resolved: {Path(path).resolve()}).")
+    if path and Path(path).suffix != ".json":
+        check_line_lengths(path)
 
 
 def check_model_and_resume(training_args, model_args) -> None:

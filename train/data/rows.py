@@ -11,7 +11,7 @@ from datasets import Dataset
 
 from evals.code_data import CodeProblem
 from evals.domains import domain_of_problems, domain_of_source
-from evals.math_data import MathProblem
+from evals.math_data import DatasetError, MathProblem
 from train.config import ScriptArguments
 
 
@@ -25,18 +25,15 @@ def arithmetic_settings(args: ScriptArguments) -> dict:
     }
 
 
-def held_out_task_args(args: ScriptArguments, problems: int, max_tokens: int) -> dict:
-    """``evals/math_task.py@math_verified`` arguments for the held-out 'test' split of the generator a config
-    trains on: the same operations, range, seed and worked examples (``-T`` values as the CLI takes them)."""
-    arithmetic = arithmetic_settings(args)
-    return {
-        "limit": problems,
-        "seed": args.dataset_seed,
-        "num_shots": args.num_shots,
-        **arithmetic,
-        "operations": ",".join(arithmetic["operations"]),  # as `-T operations=...` takes it
-        "max_tokens": max_tokens,
-    }
+def held_out_task_args(args: ScriptArguments, problems: int | None, max_tokens: int) -> dict:
+    """The arguments of the domain's eval task (``evals/domains.py``: ``evals/math_task.py@math_verified`` for
+    math) for the problems this config does not train on: arithmetic's 'test' split of the same generator
+    (same operations, range and seed), GSM8K's test split, or ``eval_dataset_path``; the same worked examples
+    and think setting (``-T`` values as the CLI takes them). DatasetError when the dataset has none."""
+    domain = domain_of_source(args.dataset)
+    if domain.held_out is None:
+        raise DatasetError(f"dataset {args.dataset!r} ({domain.name}) has no eval task to run held-out evals with")
+    return domain.held_out(args, problems, max_tokens)
 
 
 def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[CodeProblem]:

@@ -75,3 +75,47 @@ def test_the_script_writes_curve_png(tmp_path):
         [sys.executable, REPO / "scripts" / "plot_run.py", tmp_path / "nope"], capture_output=True, text=True
     )
     assert missing.returncode == 2 and "no log_history.json" in missing.stderr
+
+
+def add_held_out_evals(run, every, problems=200):
+    """The entries a run with held-out evals adds (train/artifacts/held_out.py): one per eval, step 0 included."""
+    history = json.loads((run / "log_history.json").read_text())
+    last = max(entry["step"] for entry in history)
+    evals = [
+        {"step": step, "eval_correct/accuracy": 0.2 + step / 100, "eval_format/mean": 0.9, "eval_samples": problems}
+        for step in range(0, last + 1, every)
+    ]
+    (run / "log_history.json").write_text(json.dumps(sorted(history + evals, key=lambda e: e["step"])))
+    return evals
+
+
+def test_held_out_evals_are_drawn_at_their_steps_beside_the_reward(tmp_path):
+    run = write_history(tmp_path / "run", 30)
+    evals = add_held_out_evals(run, every=10)
+    fig = curve.figure(run)
+    legend, ax, legend_box, axes_box = legend_and_axes(fig)
+    labels = [text.get_text() for text in legend.get_texts()]
+    assert labels[:4] == [
+        "reward (weighted sum)",
+        "correctness (verifier)",
+        "format rate",
+        "held-out accuracy (greedy, 200 problems)",
+    ]
+    (held_out,) = [line for line in ax.get_lines() if line.get_marker() == "D"]
+    assert list(held_out.get_xdata()) == [0, 10, 20, 30]  # one point per eval, at its step, unsmoothed
+    assert list(held_out.get_ydata()) == [e["eval_correct/accuracy"] for e in evals]
+    assert [t.get_text() for t in ax.texts] == ["0.20", "0.50"]  # the first and the last eval, written out
+    assert legend_box.y1 <= axes_box.y0
+    # a history without evals draws no such line (and the reward curves are unchanged)
+    plain = curve.figure(write_history(tmp_path / "plain", 30))
+    assert not [line for line in plain.axes[0].get_lines() if line.get_marker() == "D"]
+
+
+def test_held_out_points_reads_each_domains_headline():
+    history = [
+        {"step": 1, "reward": 0.5},
+        {"step": 2, "eval_fraction/mean": 0.25, "eval_samples": 7},
+        {"step": 4, "eval_fraction/mean": 0.5, "eval_samples": 7},
+    ]
+    assert curve.held_out_points(history) == [("held-out unit tests passed (fraction)", [2, 4], [0.25, 0.5], 7)]
+    assert curve.held_out_points(history[:1]) == []

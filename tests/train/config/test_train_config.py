@@ -210,6 +210,13 @@ BAD_VALUES = [
     (("--num_shots", "9"), r"num_shots must be 0 to 3 \(rewards.WORKED_EXAMPLES\), got 9"),
     (("--num_shots", "-1"), r"num_shots must be 0 to 3 .*got -1"),
     (("--rollout_log_steps", "0"), r"rollout_log_steps must be >= 1, got 0"),
+    (("--eval_problems", "0"), r"eval_problems must be >= 1 .*got 0"),
+    (("--eval_max_tokens", "0"), r"eval_max_tokens must be >= 1 .*got 0"),
+    # the trainer's evaluation (transformers' keys) is the held-out eval: its schedule and batch
+    (("--eval_strategy", "steps", "--eval_steps", "0"), r"eval_steps must be > 0 .*got 0.0"),
+    (("--eval_steps", "-2"), r"eval_steps must be > 0 .*got -2.0"),
+    (("--eval_delay", "-1"), r"eval_delay must be >= 0, got -1.0"),
+    (("--per_device_eval_batch_size", "0"), r"per_device_eval_batch_size must be >= 1 .*got 0"),
     # reward weights
     (("--reward_weights", "-1", "0.25"), r"reward_weights must be finite and >= 0 .*got \[-1.0\]"),
     (("--reward_weights", "1", "inf"), r"reward_weights must be finite and >= 0 .*got \[inf\]"),
@@ -245,6 +252,11 @@ GOOD_EDGES = [
     ("--temperature", "0.01"),
     ("--arithmetic_min_value", "0"),
     ("--max_grad_norm", "0"),
+    ("--eval_strategy", "steps", "--eval_steps", "1", "--eval_problems", "1"),
+    ("--eval_strategy", "steps", "--eval_steps", "0.5"),  # a share of max_steps, as for save_steps
+    ("--eval_steps", "5"),  # ignored without eval_strategy, as in transformers (train/grpo.py says so)
+    # prompts per greedy generate call: any count, not TRL's multiple of num_generations (one completion each)
+    ("--eval_strategy", "steps", "--eval_steps", "5", "--per_device_eval_batch_size", "5"),
 ]
 
 
@@ -429,3 +441,76 @@ def test_the_arithmetic_defaults_are_the_generators_and_the_eval_tasks():
     assert task["operations"].split(",") == training["operations"] == list(generator["operations"])
     for key in ("min_value", "max_value", "steps"):
         assert task[key] == training[key] == generator[key]
+
+
+# ---- held-out evals (eval_strategy on): a dataset with an eval task and problems training does not see ---------
+FIXTURES = REPO / "tests" / "fixtures"
+EVAL_ON = ("--eval_strategy", "steps", "--eval_steps", "10")
+HELD_OUT_REFUSALS = [
+    (
+        ("--dataset", "jsonl", "--dataset_path", str(FIXTURES / "problems.jsonl")),
+        r"eval_strategy: steps: dataset 'jsonl' has no split that training leaves out: give the held-out "
+        r"problems in a file of the same format with eval_dataset_path",
+    ),
+    (
+        ("--dataset", "jsonl", "--dataset_path", str(FIXTURES / "problems.jsonl"))
+        + ("--eval_dataset_path", str(FIXTURES / "problems.jsonl")),
+        r"eval_dataset_path is the training file",
+    ),
+    (
+        ("--dataset", "jsonl", "--dataset_path", str(FIXTURES / "problems.jsonl"))
+        + ("--eval_dataset_path", "nope.jsonl"),
+        r"eval_dataset_path: nope.jsonl does not exist",
+    ),
+    (
+        ("--dataset", "math500", "--dataset_path", str(FIXTURES / "math500_sample.jsonl")),
+        r"dataset 'math500' has no split",
+    ),
+    (("--dataset_split", "test"), r"dataset_split is 'test', the split held-out evals use: train on 'train'"),
+    (
+        ("--dataset", "gsm8k", "--dataset_path", str(FIXTURES / "gsm8k_sample.jsonl"), "--dataset_split", "test"),
+        r"dataset_split is 'test'",
+    ),
+    (
+        ("--eval_dataset_path", str(FIXTURES / "problems.jsonl")),
+        r"eval_dataset_path: arithmetic's held-out problems are its generated 'test' split",
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "message"), HELD_OUT_REFUSALS, ids=[m[:40] for _, m in HELD_OUT_REFUSALS])
+def test_held_out_evals_without_held_out_problems_are_refused(fake_model, overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        run_validate(fake_model, *EVAL_ON, *overrides)
+    run_validate(fake_model, *overrides)  # the same data trains without evals
+
+
+def test_held_out_evals_on_code_need_a_held_out_file(tmp_path, fake_model, monkeypatch):
+    import rewards.sandbox
+
+    monkeypatch.setattr(rewards.sandbox, "_probe", lambda: None)  # the config check is under test; nothing runs
+    script_args, training_args, model_args = parse_config(["--config", CODE_CONFIG, *EVAL_ON])
+    model_args.model_name_or_path = fake_model
+    with pytest.raises(ConfigError, match=r"dataset 'code' has no split that training leaves out"):
+        validate(script_args, training_args, model_args)
+    held_out = tmp_path / "held_out.jsonl"
+    held_out.write_text('{"id": "a", "prompt": "p", "tests": {"asserts": ["assert f(1) == 1"], "entry_point": "f"}}\n')
+    script_args.eval_dataset_path = str(held_out)
+    validate(script_args, training_args, model_args)
+
+
+def test_held_out_task_args_are_the_demos_and_follow_the_domain():
+    """The arguments the trainer's evals and the demo build their task from (train/data/rows.py)."""
+    from train.data.rows import held_out_task_args
+
+    arithmetic = held_out_task_args(parse()[0], 20, 96)
+    assert arithmetic == {
+        "dataset": "arithmetic", "limit": 20, "num_shots": 1, "think": "none", "split": "test", "seed": 0,
+        "operations": "add,sub", "min_value": 1, "max_value": 10, "steps": 1, "max_tokens": 96,
+    }  # fmt: skip
+    gsm8k = parse("--dataset", "gsm8k", "--num_shots", "0", "--think", "after_last_close")[0]
+    assert held_out_task_args(gsm8k, 200, 512) == {
+        "dataset": "gsm8k", "limit": 200, "num_shots": 0, "think": "after_last_close", "split": "test", "max_tokens": 512
+    }  # fmt: skip
+    code = parse_config(["--config", CODE_CONFIG, "--eval_dataset_path", "held.jsonl"])[0]
+    assert held_out_task_args(code, None, 384) == {"path": "held.jsonl", "limit": None, "max_tokens": 384}
