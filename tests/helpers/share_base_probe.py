@@ -63,9 +63,9 @@ def probe(argv: list[str]) -> dict:
     import torch
     from bitsandbytes.nn import Linear4bit
 
-    from scripts.check_on_policy import COMPLETION, _check, policy_logprobs
     from train.config import parse_config
     from train.engines.shared_base import share_base, vllm_model
+    from train.gpu_check.on_policy import COMPLETION, measure, policy_logprobs
     from train.grpo import build_trainer
 
     config = ["--config", CONFIG, *STEP, "--output_dir", tempfile.mkdtemp(prefix="share-probe-")]
@@ -121,7 +121,8 @@ def probe(argv: list[str]) -> dict:
         lora = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
         # a real GRPO step (rollouts from vLLM, a backward pass, an optimizer step), then the on-policy check: vLLM
         # under the stale and the synced adapter against the trainer's policy
-        on_policy = _check(trainer, engine, args[2])
+        trainer.train()
+        on_policy = measure(trainer, engine, args[2])
         moved = sum(not torch.equal(lora[n], p) for n, p in model.named_parameters() if n in lora)
         snap2, vllm2 = vllm_snapshot(vllm), base_prompt_logprobs(engine, ids, len(prompt_ids))
         optimizer_ptrs = [p.data_ptr() for group in trainer.optimizer.param_groups for p in group["params"]]

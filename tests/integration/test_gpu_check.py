@@ -35,10 +35,14 @@ if __name__ == "__main__":
 """
 # vLLM 0.28 removed bitsandbytes from its quantization registry: this is what the check reads
 WITHOUT_BITSANDBYTES = """
+import os
+
 import transformers  # vLLM's quantization package needs it imported first
 from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
 
-QUANTIZATION_METHODS.remove("bitsandbytes")
+os.environ["VLLM_PLUGINS"] = "none"  # vLLM loads no plugin: 0.28+ without vllm-bnb-plugin
+if "bitsandbytes" in QUANTIZATION_METHODS:  # 0.26-0.27: bitsandbytes is built in
+    QUANTIZATION_METHODS.remove("bitsandbytes")
 """
 # a sync that saves the adapter but never gets it into vLLM: the engine keeps serving the first version
 STALE_SYNC = """

@@ -33,7 +33,10 @@ def probe(tmp_path_factory):
     return json.loads(out.read_text())
 
 
-pytestmark = pytest.mark.usefixtures("needs_vllm")
+# slow (make test-slow): the probe loads vLLM and the trainer and takes a real step (~1.3 min on 2 quiet cores),
+# an opt-in feature's end-to-end check; its refusals and rebinding rules are in the default suite
+# (tests/train/config/test_share_base.py, tests/train/engines/test_shared_base.py)
+pytestmark = [pytest.mark.usefixtures("needs_vllm"), pytest.mark.slow]
 
 
 def test_every_shared_weight_lies_inside_vllms_tensor_at_its_shard_offset(probe):
@@ -79,7 +82,7 @@ def test_the_on_policy_check_still_separates_the_synced_adapter_from_the_stale_o
     assert report["ok"]
 
 
-@pytest.mark.slow  # two vLLM loads and three steps: ~5 min on 2 loaded cores
+# two vLLM loads and three steps: ~5 min on 2 loaded cores
 def test_two_steps_and_a_resume_train_with_sharing_on(tmp_path):
     out = tmp_path / "run"
     common = [

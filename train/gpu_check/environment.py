@@ -57,10 +57,14 @@ def version(dist: str) -> str | None:
 
 
 def vllm_bitsandbytes() -> tuple[bool, str]:
-    """(has it, why not): ``bitsandbytes`` in vLLM's quantization registry and accepted by its platform."""
+    """(has it, why not): ``bitsandbytes`` in vLLM's quantization registry, after vLLM loads its plugins as the
+    engine does (from 0.28 the vllm-bnb-plugin registers it there), and accepted by its platform."""
     import transformers  # noqa: F401 - vLLM's quantization package imports it half-way otherwise (circular)
     from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
     from vllm.platforms import current_platform
+    from vllm.plugins import load_general_plugins
+
+    load_general_plugins()
 
     return bitsandbytes_support(QUANTIZATION_METHODS, current_platform)
 
@@ -84,14 +88,12 @@ def _gpu() -> tuple[str, float, str | None, str | None]:
 
 
 def _driver() -> str | None:
-    """The NVIDIA driver version through NVML: nvidia-ml-py (which torch.cuda uses too) or the copy vLLM ships."""
+    """The NVIDIA driver version through NVML, from the copy of nvidia-ml-py vLLM ships (the rollouts need vLLM
+    anyway; no extra dependency for one version string)."""
     try:
-        import pynvml
+        from vllm.third_party import pynvml
     except ImportError:
-        try:
-            from vllm.third_party import pynvml
-        except ImportError:
-            return None
+        return None
     try:
         pynvml.nvmlInit()
         found = pynvml.nvmlSystemGetDriverVersion()

@@ -27,6 +27,7 @@ import os
 import resource
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from train.config.arguments import ConfigError
 from train.config.machine_checks import CUDA_CONTEXT, GIB, MemoryEstimate, estimate_for
@@ -126,6 +127,14 @@ def _children_rss() -> int:
 
 
 def _peak_rss_bytes() -> int:
+    """This process's own high-water RSS: Linux's VmHWM (per address space). ``ru_maxrss`` is the fallback only: on
+    Linux it survives execve, so a process started from a large one (pytest, a notebook) inherits its parent's peak."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024  # kB
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
 

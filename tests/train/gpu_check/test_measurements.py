@@ -102,11 +102,20 @@ print(json.dumps(meter.stop()))
 """
 
 
-def test_the_cpu_peak_meter_sees_memory_the_process_touched_after_it_started():
-    """In a fresh process: the peak RSS is a process-long high-water mark, which this test process set long ago."""
-    result = json.loads(
-        subprocess.run([sys.executable, "-c", METER], capture_output=True, text=True, check=True).stdout
-    )
+# the meter's process started by a parent holding 1 GiB: Linux keeps ru_maxrss across execve, VmHWM starts afresh
+FROM_A_LARGE_PARENT = """
+import subprocess, sys
+held = bytearray(1024**3)
+sys.stdout.write(subprocess.run([sys.executable, "-c", sys.argv[1]], capture_output=True, text=True, check=True).stdout)
+"""
+
+
+@pytest.mark.parametrize("parent", ["small", "large"])
+def test_the_cpu_peak_meter_sees_memory_the_process_touched_after_it_started(parent):
+    """In a fresh process: the peak RSS is a process-long high-water mark, which this test process set long ago;
+    the process's own, not one inherited from the parent that started it."""
+    command = [sys.executable, "-c", METER] if parent == "small" else [sys.executable, "-c", FROM_A_LARGE_PARENT, METER]
+    result = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
     assert 0.9 * 512 * 1024**2 <= result["run"] <= 1.5 * 512 * 1024**2
     assert result["peak"] >= result["peak_rss"] == pytest.approx(result["rss_before_model"] + result["run"])
 

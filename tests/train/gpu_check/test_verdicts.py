@@ -74,7 +74,9 @@ def vllm_registry():
     from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
     from vllm.platforms import current_platform
     from vllm.platforms.interface import Platform
+    from vllm.plugins import load_general_plugins
 
+    load_general_plugins()  # as the engine does: from vLLM 0.28 the vllm-bnb-plugin registers bitsandbytes
     return QUANTIZATION_METHODS, current_platform, Platform
 
 
@@ -84,7 +86,8 @@ def test_the_installed_vllm_has_bitsandbytes_by_its_registry_and_platform(vllm_r
 
 
 def test_a_vllm_whose_registry_lacks_bitsandbytes_is_told_apart(vllm_registry):
-    """vLLM 0.28 removed the name from the registry: the rule reads the registry, not the version."""
+    """vLLM 0.28 moved the name out of its registry (into vllm-bnb-plugin): the rule reads the registry, not the
+    version."""
     methods, platform, _ = vllm_registry
     has, reason = bitsandbytes_support([m for m in methods if m != "bitsandbytes"], platform)
     assert not has and "registry" in reason
