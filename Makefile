@@ -32,7 +32,7 @@ $(MODEL)/config.json: $(STAMP)
 
 setup: $(STAMP) $(MODEL)/config.json
 
-demo: setup  ## the main job: eval, GRPO-train and re-eval the CPU model (about 15 min on 2 cores)
+demo: setup  ## the main job: eval, GRPO-train and re-eval the CPU model (200 problems; time: docs/demo.md#time)
 	$(PY) scripts/demo.py
 
 bench: setup  ## benchmarks: verifier, re-scoring, sandbox, training harness
