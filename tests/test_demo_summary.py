@@ -4,16 +4,12 @@ produces these numbers) is tests/test_demo_staleness.py."""
 
 import json
 import re
-import sys
 
 import pytest
 
 from evals.paired import PairedTable, compare
+from scripts import demo, plot_demo  # scripts/ is a namespace package from the repository root
 from tests.helpers import REPO
-
-sys.path.insert(0, str(REPO / "scripts"))
-import demo  # noqa: E402 - scripts/ is not a package
-import plot_demo  # noqa: E402
 
 PUBLISHED = demo.PUBLISHED_SUMMARY
 

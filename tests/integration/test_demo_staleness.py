@@ -25,10 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from scripts import demo  # scripts/ is a namespace package from the repository root
 from tests.helpers import REPO
-
-sys.path.insert(0, str(REPO / "scripts"))
-import demo  # noqa: E402 - scripts/ is not a package
 
 PUBLISHED = demo.PUBLISHED_SUMMARY
 DEMO_TIMEOUT_S = 4 * 3600  # ~15 min on a quiet 2-core machine; a loaded one is several times slower
