@@ -14,7 +14,6 @@ weight is resident as it is during training.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -154,17 +153,9 @@ def measure(argv: list[str]) -> dict:
 
 
 def main() -> int:
-    argv = sys.argv[1:]
-    out = None
-    if "--json" in argv:
-        i = argv.index("--json")
-        out = argv[i + 1]
-        del argv[i : i + 2]
-    report = measure(argv)
-    text = json.dumps(report, indent=1)
-    print(text)
-    if out:
-        Path(out).write_text(text)
+    from train.gpu_check.report import json_command
+
+    json_command(measure, sys.argv[1:])
     return 0
 
 

@@ -16,10 +16,8 @@ with ``scripts/check_gpu.py``). Prints one JSON object; exit 1 when the check fa
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
-from pathlib import Path
 
 
 def run(argv: list[str]) -> dict:
@@ -43,17 +41,9 @@ def run(argv: list[str]) -> dict:
 
 
 def main() -> int:
-    argv = sys.argv[1:]
-    out = None
-    if "--json" in argv:
-        i = argv.index("--json")
-        out = argv[i + 1]
-        del argv[i : i + 2]
-    report = run(argv)
-    text = json.dumps(report, indent=1)
-    print(text)
-    if out:
-        Path(out).write_text(text)
+    from train.gpu_check.report import json_command
+
+    report = json_command(run, sys.argv[1:])
     return 0 if report["ok"] else 1
 
 

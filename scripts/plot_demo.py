@@ -10,12 +10,12 @@ after) with its 95% Newcombe interval, against a line at zero.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from evals.paired import wilson_interval
+from train.artifacts.figures import plot_command, save
 
 # (summary key of the base eval, of the trained eval, the group's name)
 GROUPS = (("base_4bit", "grpo_4bit", "4-bit base\n(as trained)"), ("base_full", "grpo_full", "full-precision base"))
@@ -117,26 +117,11 @@ def figure(summary: dict):
 
 
 def plot(run_dir: Path, out: Path | None = None) -> Path:
-    import matplotlib.pyplot as plt
-
-    fig = figure(load_summary(run_dir))
-    out = out or run_dir / "comparison.png"
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save(figure(load_summary(run_dir)), out or run_dir / "comparison.png")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    try:
-        print(plot(args.run_dir, args.out))
-    except (FileNotFoundError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return plot_command(__doc__, plot, (FileNotFoundError, KeyError))
 
 
 if __name__ == "__main__":

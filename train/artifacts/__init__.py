@@ -8,4 +8,5 @@ held_out.py           held-out evals while training: the domain's Inspect task o
                       under <run>/evals/, its metrics in the trainer's log (RecordingGRPOTrainer.evaluate)
 curve.py              the run's reward curve and held-out evals (<run>/curve.png; scripts/plot_run.py is its command
                       line)
+figures.py            saving a picture and the RUN_DIR [--out FILE] command line curve.py and scripts/plot_demo.py share
 """

@@ -10,12 +10,12 @@ interrupted, the newest ``checkpoint-*/trainer_state.json``. Writes ``<run>/curv
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from evals.domains import held_out_metrics, plot_metrics
+from train.artifacts.figures import plot_command, save
 
 REWARD_SERIES = ("reward", "reward (weighted sum)", "-")
 
@@ -113,26 +113,11 @@ def figure(run_dir: Path):
 
 def plot(run_dir: Path, out: Path | None = None) -> Path:
     """Write the figure to ``out`` (default ``<run>/curve.png``)."""
-    import matplotlib.pyplot as plt
-
-    fig = figure(run_dir)
-    out = out or run_dir / "curve.png"
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save(figure(run_dir), out or run_dir / "curve.png")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    try:
-        print(plot(args.run_dir, args.out))
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return plot_command(__doc__, plot, (FileNotFoundError, ValueError))
 
 
 if __name__ == "__main__":

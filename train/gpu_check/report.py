@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 from train.gpu_check.verdicts import Row
@@ -61,3 +62,19 @@ def write(rows: list[Row], title: str, out: Path, extra: dict) -> tuple[Path, Pa
     as_json.write_text(json.dumps(document, indent=1, default=str))
     as_markdown.write_text(markdown(rows, title))
     return as_json, as_markdown
+
+
+def json_command(measure: Callable[[list[str]], dict], argv: list[str]) -> dict:
+    """The measuring scripts' command line (``scripts/check_on_policy.py``, ``scripts/bench_share_base.py``): the
+    config's arguments, plus ``--json FILE`` to keep the printed report."""
+    argv, out = list(argv), None
+    if "--json" in argv:
+        i = argv.index("--json")
+        out = argv[i + 1]
+        del argv[i : i + 2]
+    report = measure(argv)
+    text = json.dumps(report, indent=1)
+    print(text)
+    if out:
+        Path(out).write_text(text)
+    return report
