@@ -92,20 +92,25 @@ def apply_cap(cap_gib: float | None, training_args, gpu: bool, device_bytes: flo
     return Budget(budget, source, enforcement, (utilization, scaled))
 
 
-def estimate(training_args, model_args, gpu: bool, device_bytes: float) -> MemoryEstimate | None:
+def estimate(
+    training_args, model_args, gpu: bool, device_bytes: float, share_base: bool = False
+) -> MemoryEstimate | None:
     """Pre-flight's estimate (train/config/machine_checks.py) of this run's peak; None without a config.json.
 
     On a GPU it is pre-flight's own figure (vLLM's pool = utilization x the device's memory, the
     utilization already scaled by a cap). On CPU the same model of the trainer, with what differs there:
     no CUDA context, and vLLM holding its own copy of the weights beside a KV cache of
-    ``VLLM_CPU_KVCACHE_SPACE`` GiB instead of a share of a card.
+    ``VLLM_CPU_KVCACHE_SPACE`` GiB instead of a share of a card. ``share_base`` (``vllm_share_base``): the
+    base counted once, in vLLM's copy.
     """
-    found = estimate_for(training_args, model_args, device_bytes)
+    found = estimate_for(training_args, model_args, device_bytes, share_base=share_base)
     if found is None or gpu:
         return found
     kv_cache = float(os.environ.get("VLLM_CPU_KVCACHE_SPACE", CPU_KV_CACHE_GIB_DEFAULT)) * GIB
-    pool = found.parts["weights"] + kv_cache if training_args.use_vllm else 0.0
-    return MemoryEstimate({**found.parts, "CUDA context": 0.0, "vLLM pool": pool}, vllm_sleeps=False)
+    pool = found.base_bytes + kv_cache if training_args.use_vllm else 0.0
+    return MemoryEstimate(
+        {**found.parts, "CUDA context": 0.0, "vLLM pool": pool}, vllm_sleeps=False, base_bytes=found.base_bytes
+    )
 
 
 def _rss_bytes() -> int:

@@ -89,7 +89,7 @@ def check(opts: argparse.Namespace, overrides: list[str], out: Path) -> tuple[li
 
     budget = memory.apply_cap(opts.memory_cap, training_args, gpu, env.memory_bytes)
     extra["budget"] = budget.as_dict()
-    found = memory.estimate(training_args, model_args, gpu, env.memory_bytes)
+    found = memory.estimate(training_args, model_args, gpu, env.memory_bytes, share_base=script_args.vllm_share_base)
     inputs = MemoryInputs(
         budget=budget.bytes,
         budget_source=budget.source,

@@ -92,6 +92,18 @@ def test_the_cpu_estimate_holds_vllms_own_weights_and_kv_cache_and_no_cuda_conte
     assert on_gpu.parts["vLLM pool"] == pytest.approx(0.3 * 16 * GIB)
 
 
+@pytest.mark.parametrize("gpu", [False, True])
+def test_with_vllm_share_base_the_estimate_counts_the_base_once(cpu_vllm, monkeypatch, gpu):
+    _, training_args, model_args = cpu_vllm
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "2")
+    two = memory.estimate(training_args, model_args, gpu=gpu, device_bytes=16 * GIB)
+    one = memory.estimate(training_args, model_args, gpu=gpu, device_bytes=16 * GIB, share_base=True)
+    assert two.parts["weights"] > 0 and one.parts["weights"] == 0.0  # the trainer holds views of vLLM's copy
+    assert one.parts["vLLM pool"] == two.parts["vLLM pool"]  # vLLM still holds the base (and the KV cache)
+    assert one.base_bytes == two.base_bytes == two.parts["weights"]
+    assert one.total < two.total
+
+
 METER = """
 import json
 from train.gpu_check.memory import PeakMeter
