@@ -8,8 +8,8 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from evals.rollout_audit import audit_logs
-from tests.helpers import BIN, REPO
-from tests.helpers.rollouts import COMPLETIONS, FORMAT, PAID, G, batch, tear
+from tests.helpers import REPO
+from tests.helpers.rollouts import COMPLETIONS, FORMAT, PAID, G, batch, rescore_with_cli, tear
 from train.artifacts.rollout_log import RolloutRecorder
 
 
@@ -56,14 +56,7 @@ def test_audit_cli_gates_on_fail_above(run_dir):
 def test_inspect_score_cli_appends_our_scorer_to_a_rollout_log(run_dir, tmp_path):
     log = sorted((run_dir / "rollouts").glob("*.eval"))[0]
     out = tmp_path / "rescored.eval"
-    cmd = [BIN / "inspect", "score", str(log), "--scorer", "verigrpo/math_verifier", "--action", "append"]
-    run = subprocess.run(
-        cmd + ["--output-file", str(out), "--model", "none/none"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    run = rescore_with_cli(log, out)
     assert run.returncode == 0, run.stderr[-2000:]
     scores = [s.scores for s in read_eval_log(str(out)).samples]
     assert all({"train_correctness", "train_format", "math_verifier"} <= set(s) for s in scores)

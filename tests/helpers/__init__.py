@@ -1,6 +1,7 @@
 """What tests share besides fixtures (those are in tests/conftest.py): paths, the sandbox leftover check
-(``sandbox``), tiny real training runs (``training``), a CPU vLLM server (``vllm_server``), and an Inspect
-scorer file tests load by path (``no_boxed_scorer.py``)."""
+(``sandbox``), tiny real training runs (``training``), a CPU vLLM server (``vllm_server``), rollout logs
+(``rollouts``), the GPU recipes' model shapes (``model_shapes``), and an Inspect scorer file tests load by path
+(``no_boxed_scorer.py``)."""
 
 import sys
 from pathlib import Path

@@ -1,11 +1,13 @@
 """Rollout logs as training writes them, for the writer's and the audit's tests: one generation batch of
 8 completions (2 groups of 4) with the rewards training paid, and a torn file as a killed write leaves it."""
 
+import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from rewards import build_messages, correctness, format_reward
 from rewards.reward_log import whys_from_columns
+from tests.helpers import BIN
 from train.artifacts.rollout_log import RolloutRecorder, rollouts_from_batch
 
 PROMPT = [{"role": "system", "content": "sys"}, {"role": "user", "content": "What is 2+3?"}]
@@ -112,3 +114,16 @@ def write_run(directory: Path, batches, every_steps: int = 2) -> list[Path]:
         recorder.add(batch)
     recorder.flush()
     return recorder.written
+
+
+def rescore_with_cli(log: Path, out: Path, scorer: str = "verigrpo/math_verifier") -> subprocess.CompletedProcess:
+    """``inspect score LOG --scorer SCORER --action append --model none/none`` into ``out``, as a user re-scores
+    a rollout log: model-free, run from ``out``'s folder (outside the repository)."""
+    cmd = [BIN / "inspect", "score", str(log), "--scorer", scorer, "--action", "append"]
+    return subprocess.run(
+        cmd + ["--output-file", str(out), "--model", "none/none"],
+        cwd=out.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )

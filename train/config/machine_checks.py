@@ -111,7 +111,8 @@ def _release(version: str) -> tuple[int, ...]:
     return tuple(int(re.match(r"\d*", piece).group() or 0) for piece in version.split("+")[0].split("."))
 
 
-def _minor(version: str) -> tuple[int, int]:
+def minor_version(version: str) -> tuple[int, int]:
+    """(0, 30) from "0.30.0+cpu": the vLLM line a version belongs to."""
     return (_release(version) + (0, 0))[:2]
 
 
@@ -127,7 +128,7 @@ def _plugin_install(dist: str, wanted: str) -> str:
 
 def check_vllm_line(dist: str, version: str) -> None:
     """The installed vLLM is one the adapter engine and TRL run on (VLLM_LINES)."""
-    line = _minor(version)
+    line = minor_version(version)
     low, high = VLLM_LINES
     if low <= line <= high:
         return
@@ -140,7 +141,7 @@ def check_vllm_line(dist: str, version: str) -> None:
 
 def check_bnb(dist: str, version: str) -> None:
     """A 4-bit base in colocated vLLM: vLLM's bitsandbytes is there, from vLLM itself or from the plugin, not both."""
-    plugin, line = installed_bnb_plugin(), _minor(version)
+    plugin, line = installed_bnb_plugin(), minor_version(version)
     if line <= BNB_IN_TREE_LAST:
         if plugin is not None:
             raise MachineConfigError(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from train.config.arguments import ConfigError
 from train.config.machine_checks import PLUGIN as BNB_PLUGIN
-from train.config.machine_checks import MachineConfigError, _minor, installed_bnb_plugin, installed_vllm
+from train.config.machine_checks import MachineConfigError, installed_bnb_plugin, installed_vllm, minor_version
 from train.engines.selection import Engine, rollout_engine
 
 
@@ -31,7 +31,7 @@ class StorageLayout:
     run_here: str  # what ran on this project's CPU tests
 
     def covers(self, version: str, plugin: str | None) -> bool:
-        return self.low <= _minor(version) < self.high and plugin == self.plugin
+        return self.low <= minor_version(version) < self.high and plugin == self.plugin
 
     def describe(self) -> str:
         versions = f"vLLM {_span(self.low, self.high)}"

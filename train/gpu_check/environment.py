@@ -12,7 +12,7 @@ import platform
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 
-from train.config.machine_checks import installed_vllm
+from train.config.machine_checks import bnb_registration_problem, installed_vllm
 
 PACKAGES = ("torch", "transformers", "trl", "peft", "bitsandbytes")
 
@@ -57,14 +57,15 @@ def version(dist: str) -> str | None:
 
 
 def vllm_bitsandbytes() -> tuple[bool, str]:
-    """(has it, why not): ``bitsandbytes`` in vLLM's quantization registry, after vLLM loads its plugins as the
-    engine does (from 0.28 the vllm-bnb-plugin registers it there), and accepted by its platform."""
+    """(has it, why not): ``bitsandbytes`` in vLLM's quantization registry once vLLM has loaded its plugins
+    (pre-flight's own check: from 0.28 the vllm-bnb-plugin registers it there), and accepted by its platform."""
     import transformers  # noqa: F401 - vLLM's quantization package imports it half-way otherwise (circular)
+
+    problem = bnb_registration_problem()
+    if problem is not None:
+        return False, problem
     from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
     from vllm.platforms import current_platform
-    from vllm.plugins import load_general_plugins
-
-    load_general_plugins()
 
     return bitsandbytes_support(QUANTIZATION_METHODS, current_platform)
 

@@ -3,7 +3,6 @@ labelled results; and old logs (written before these fields) still load, re-scor
 
 import math
 import shutil
-import subprocess
 from datetime import timedelta
 
 import pytest
@@ -16,23 +15,22 @@ from evals.inspect_seams import EvalMetricDefinition
 from evals.rollout_audit import audit_logs, load_scorer
 from rewards import ANSWER_INSTRUCTION, build_messages, grade
 from rewards.reward_log import whys_from_columns
-from tests.helpers import BIN, REPO
-from tests.helpers.rollouts import GRADED_COMPLETIONS, PROBLEMS, START, graded_batch, write_run
+from tests.helpers import REPO
+from tests.helpers.rollouts import (
+    COMPLETIONS,
+    FORMAT,
+    GRADED_COMPLETIONS,
+    PAID,
+    PROBLEMS,
+    START,
+    G,
+    graded_batch,
+    rescore_with_cli,
+    write_run,
+)
 from train.artifacts.rollout_log import rollouts_from_batch
 
-G = 4
 OLD_RUNS = REPO / "tests" / "fixtures" / "rollouts_before_viewer"
-# the completions and training values the old fixture holds (tests/test_rollouts.py's), per group of 4
-OLD_COMPLETIONS = [
-    "ANSWER: 5",
-    "\\boxed{5}",
-    "ANSWER: 4",
-    "\\boxed{5}",
-    "so \\boxed{5}",
-    "ANSWER: 5",
-    "no idea",
-    "ANSWER: 6",
-]
 
 
 @pytest.fixture
@@ -182,8 +180,8 @@ OLD_RESCORE = {
 
 
 def old_style_batch(step, prompt_id):
-    """The old fixture's completions and training values, written by today's writer."""
-    n = len(OLD_COMPLETIONS)
+    """The old fixture's completions and training values (tests/helpers/rollouts.py's), written by today's writer."""
+    n = len(COMPLETIONS)
     return rollouts_from_batch(
         ids=[f"{prompt_id}{i // G}" for i in range(n)],
         answers=["5"] * n,
@@ -194,8 +192,8 @@ def old_style_batch(step, prompt_id):
             ]
         ]
         * n,
-        completions=OLD_COMPLETIONS,
-        rewards={"correctness": [1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0], "format": [1.0] * 6 + [0.0, 1.0]},
+        completions=COMPLETIONS,
+        rewards={"correctness": PAID, "format": FORMAT},
         advantages=[0.5 - i % 2 for i in range(n)],
         lengths=[10 + i for i in range(n)],
         max_completion_length=64,
@@ -242,14 +240,7 @@ def test_inspect_score_cli_reads_an_old_log(tmp_path):
     old = tmp_path / "old.eval"
     shutil.copy(sorted((OLD_RUNS / "math" / "rollouts").glob("*.eval"))[0], old)
     out = tmp_path / "rescored.eval"
-    cmd = [BIN / "inspect", "score", str(old), "--scorer", "verigrpo/math_verifier", "--action", "append"]
-    run = subprocess.run(
-        cmd + ["--output-file", str(out), "--model", "none/none"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    run = rescore_with_cli(old, out)
     assert run.returncode == 0, run.stderr[-2000:]
     results = {
         (r.name, r.scorer, r.reducer): {k: m.value for k, m in r.metrics.items()}

@@ -7,28 +7,11 @@ import torch
 
 import train.config.machine_checks as mc
 from tests.helpers import REPO
+from tests.helpers.model_shapes import QWEN_1_5B, QWEN_7B
 from train.config import ConfigError, parse_config, validate
 from train.config.machine_checks import CUDA_CONTEXT, GIB, ModelShape, estimate_memory
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-QWEN_1_5B = {
-    "vocab_size": 151936,
-    "hidden_size": 1536,
-    "num_hidden_layers": 28,
-    "num_attention_heads": 12,
-    "num_key_value_heads": 2,
-    "intermediate_size": 8960,
-    "tie_word_embeddings": True,
-}
-QWEN_7B = {
-    "vocab_size": 152064,
-    "hidden_size": 3584,
-    "num_hidden_layers": 28,
-    "num_attention_heads": 28,
-    "num_key_value_heads": 4,
-    "intermediate_size": 18944,
-    "tie_word_embeddings": False,
-}
 
 
 # Peak torch-reserved GiB measured on an H200 capped at 14.5 GiB (random weights, Qwen2.5 shapes,
@@ -227,7 +210,7 @@ def test_the_installed_vllm_has_bitsandbytes_once_its_plugins_load(monkeypatch):
     dist, version = mc.installed_vllm()
     mc.check_bnb(dist, version)
     assert mc.bnb_registration_problem() is None
-    if mc._minor(version) > mc.BNB_IN_TREE_LAST:
+    if mc.minor_version(version) > mc.BNB_IN_TREE_LAST:
         assert mc.installed_bnb_plugin() is not None and "bitsandbytes" in mc.plugin_entry_names()
         monkeypatch.setenv("VLLM_PLUGINS", "")  # vLLM reads it as a list naming no plugin
         with pytest.raises(ConfigError, match=r"VLLM_PLUGINS='' does not list the vllm-bnb-plugin entry point"):

@@ -5,6 +5,7 @@ import pytest
 
 import train.config.share_base as sb
 from tests.helpers import MODEL, REPO
+from tests.helpers.model_shapes import QWEN_1_5B, QWEN_3B, QWEN_7B
 from train.config import ConfigError, parse_config, validate
 from train.config.machine_checks import GIB, ModelShape, estimate_memory
 
@@ -101,17 +102,6 @@ def test_the_key_is_off_by_default_and_then_checks_nothing(monkeypatch):
     sb.check_share_base(script_args, training_args, model_args)
 
 
-QWEN_7B = {
-    "vocab_size": 152064,
-    "hidden_size": 3584,
-    "num_hidden_layers": 28,
-    "num_attention_heads": 28,
-    "num_key_value_heads": 4,
-    "intermediate_size": 18944,
-    "tie_word_embeddings": False,
-}
-
-
 def test_the_memory_estimate_counts_the_base_once_when_shared():
     shape = ModelShape.from_config(QWEN_7B)
     common = dict(
@@ -134,10 +124,6 @@ def test_the_memory_estimate_counts_the_base_once_when_shared():
     assert "weights" not in one.describe() and "vLLM pool 6.0" in one.describe()
 
 
-QWEN_1_5B = {**QWEN_7B, "hidden_size": 1536, "num_attention_heads": 12, "num_key_value_heads": 2}
-QWEN_1_5B |= {"vocab_size": 151936, "intermediate_size": 8960, "tie_word_embeddings": True}
-QWEN_3B = {**QWEN_1_5B, "hidden_size": 2048, "num_hidden_layers": 36, "num_attention_heads": 16}
-QWEN_3B |= {"intermediate_size": 11008}
 SEVEN_B_RECIPE = ("--per_device_train_batch_size", "8", "--max_completion_length", "256")
 SEVEN_B_RECIPE += ("--vllm_gpu_memory_utilization", "0.45")
 

@@ -13,6 +13,7 @@ import json
 import pytest
 
 from tests.helpers import REPO
+from tests.helpers.model_shapes import QWEN_1_5B
 from train.config import parse_config
 from train.config.machine_checks import GIB, SUPPORTED, MemoryEstimate
 from train.engines.selection import Engine
@@ -31,15 +32,6 @@ from train.gpu_check.verdicts import (
     speed_row,
 )
 
-QWEN_1_5B = {
-    "vocab_size": 151936,
-    "hidden_size": 1536,
-    "num_hidden_layers": 28,
-    "num_attention_heads": 12,
-    "num_key_value_heads": 2,
-    "intermediate_size": 8960,
-    "tie_word_embeddings": True,
-}
 PACKAGES = {
     "torch": "2.11.0+cu130",
     "transformers": "5.20.2",
