@@ -172,6 +172,9 @@ def checkpoint_api() -> type:
             _check_base(run_dir)
             logger.info("verigrpo: loading %s (%s): %s", run_dir, precision, describe(args))
             super().__init__(model_name, base_url, api_key, config or GenerateConfig(), **{**args, **model_args})
+            from evals.bnb_cpu import dequantize_once
+
+            dequantize_once(self.model)  # 4-bit layers compute as in training, dequantized once (evals/bnb_cpu.py)
             if shared_prefix:
                 from evals.greedy_batch import install
 

@@ -77,6 +77,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
 
     from trl import get_peft_config, get_quantization_config
 
+    from evals.bnb_cpu import keep_training_kernel
     from rewards import get_reward_funcs
     from train.artifacts.recording_trainer import RecordingGRPOTrainer
 
@@ -95,6 +96,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         quantization_config=get_quantization_config(model_args),
         callbacks=callbacks,
     )
+    keep_training_kernel(trainer.model)  # an eval-mode forward (held-out evals) must not change the 4-bit math
     warming.shutdown(wait=False)
     try:
         warmed.result()  # VerifierUnavailable here, not tracebacks from a thread while training runs

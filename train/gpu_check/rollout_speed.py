@@ -19,6 +19,8 @@ def build_policy(model_args):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import get_quantization_config
 
+    from evals.bnb_cpu import keep_training_kernel
+
     dtype = getattr(torch, model_args.dtype) if model_args.dtype not in (None, "auto") else "auto"
     model = AutoModelForCausalLM.from_pretrained(
         model_args.model_name_or_path, dtype=dtype, quantization_config=get_quantization_config(model_args)
@@ -30,6 +32,7 @@ def build_policy(model_args):
         lora_dropout=0.0,
     )
     policy = get_peft_model(model, lora)
+    keep_training_kernel(policy)  # measure the 4-bit math training runs, not bitsandbytes' CPU eval kernel
     torch.manual_seed(0)
     for name, param in policy.named_parameters():
         if "lora_B" in name:  # a trained-looking adapter: both sides must actually apply it

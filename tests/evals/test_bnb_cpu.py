@@ -1,0 +1,96 @@
+"""evals/bnb_cpu.py: a 4-bit layer computes in eval mode what it computes in training, and an eval-mode
+forward leaves the gradient intact. Real bitsandbytes layers on this CPU; the layer without the switch shows
+the defect the switch exists for (only where bitsandbytes has its AVX512-BF16 path)."""
+
+import pytest
+import torch
+
+from evals.bnb_cpu import dequantize_once, keep_training_kernel
+
+bnb = pytest.importorskip("bitsandbytes")
+from bitsandbytes.functional import has_avx512bf16  # noqa: E402
+from bitsandbytes.nn import Linear4bit  # noqa: E402
+
+REPACKS_HERE = has_avx512bf16()
+
+
+def quantized_layer(seed: int = 0) -> Linear4bit:
+    """An nf4 layer (nested statistics, as the configs quantize) from a seeded full-precision one."""
+    torch.manual_seed(seed)
+    full = torch.nn.Linear(128, 64)
+    layer = Linear4bit(128, 64, bias=True, compute_dtype=torch.float32, quant_type="nf4", compress_statistics=True)
+    layer.load_state_dict(full.state_dict())
+    return layer.to("cpu")  # quantizes
+
+
+def train_forward(layer: Linear4bit, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The layer's output in train mode and the gradient it passes back to its input."""
+    layer.train()
+    x = x.clone().requires_grad_(True)
+    y = layer(x)
+    (y * torch.linspace(-1, 1, y.size(-1))).sum().backward()
+    return y.detach(), x.grad
+
+
+def eval_forward(layer: Linear4bit, x: torch.Tensor) -> torch.Tensor:
+    layer.eval()
+    with torch.no_grad():
+        return layer(x.detach())
+
+
+X = torch.randn(5, 128, generator=torch.Generator().manual_seed(1))
+
+
+def test_eval_mode_computes_what_training_computes():
+    layer = quantized_layer()
+    assert keep_training_kernel(torch.nn.Sequential(layer)) == 1
+    trained_output, _ = train_forward(quantized_layer(), X)
+    assert torch.equal(eval_forward(layer, X), trained_output)
+
+
+def test_an_eval_forward_leaves_the_gradient_as_it_was():
+    fresh_output, fresh_grad = train_forward(quantized_layer(), X)
+    layer = quantized_layer()
+    keep_training_kernel(layer)
+    eval_forward(layer, X)
+    output, grad = train_forward(layer, X)
+    assert torch.equal(output, fresh_output)
+    assert torch.equal(grad, fresh_grad)
+
+
+@pytest.mark.skipif(not REPACKS_HERE, reason="bitsandbytes repacks for its bf16 kernel only on AVX512-BF16 CPUs")
+def test_without_the_switch_an_eval_forward_changes_the_layer():
+    """The defect, so this test file fails if bitsandbytes stops doing it (then the switch can go)."""
+    layer = quantized_layer()
+    trained_output, _ = train_forward(quantized_layer(), X)
+    assert not torch.equal(eval_forward(layer, X), trained_output)  # bf16 kernel
+    assert layer.weight.quant_state.packing_format_for_cpu  # repacked in place
+    with pytest.raises(RuntimeError, match="bitsandbytes already repacked"):
+        keep_training_kernel(layer)
+
+
+def test_a_model_without_4bit_layers_is_left_alone():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    assert keep_training_kernel(model) == 0
+
+
+def test_dequantized_once_computes_what_the_training_forward_computes():
+    reference = quantized_layer()
+    expected, _ = train_forward(reference, X)
+    layer = quantized_layer()
+    assert dequantize_once(torch.nn.Sequential(layer)) == 1
+    layer.eval()
+    with torch.no_grad():
+        assert torch.equal(layer(X), expected)
+        assert torch.equal(layer(X[:2, None].expand(2, 7, 128)), reference(X[:2, None].expand(2, 7, 128)))
+
+
+def test_a_layer_whose_probe_differs_is_left_alone(monkeypatch):
+    """Another bitsandbytes whose dequantization differs from its forward: the layer keeps its own forward."""
+    import bitsandbytes.functional as bnb_functional
+
+    real = bnb_functional.dequantize_4bit
+    monkeypatch.setattr(bnb_functional, "dequantize_4bit", lambda *a, **k: real(*a, **k) * 1.001)
+    layer = quantized_layer()
+    assert dequantize_once(layer) == 0
+    assert "forward" not in vars(layer)
