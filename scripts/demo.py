@@ -19,7 +19,9 @@ what the difference supports.
 
 ``python scripts/demo.py --publish runs/demo-<time>`` copies a finished run's summary.json and pictures into
 docs/ and writes its table and reading into the README between its demo markers (tests/test_demo_summary.py
-checks they agree; tests/integration/test_demo_staleness.py reruns the demo against them).
+checks they agree; tests/integration/test_demo_staleness.py reruns the demo against them). ``--seed-runs RUN
+...`` adds runs of the same demo made with other ``--seed`` values: docs/demo-seeds.json and, in the README,
+each number's mean and range over the seeds.
 """
 
 from __future__ import annotations
@@ -243,8 +245,9 @@ READINGS = {
 }
 
 
-def reading_lines(summary: dict) -> list[str]:
-    """What the intervals support, in words generated from them (so the README's reading cannot outrun them)."""
+def reading_lines(summary: dict, seeds: list[dict] | None = None) -> list[str]:
+    """What the intervals support, in words generated from them (so the README's reading cannot outrun them);
+    with ``seeds`` (the entries of demo-seeds.json, the published run first), in how many seeds each verdict held."""
     lines = ["What the intervals support (paired, same problems):", ""]
     for key, _, _, _ in COMPARISONS:
         c = summary["comparisons"][key]
@@ -252,18 +255,144 @@ def reading_lines(summary: dict) -> list[str]:
             f"- {READINGS[key]}: {_sign(c['difference'])} [{_sign(c['low'])}, {_sign(c['high'])}], "
             f"{VERDICT_WORDS[c['verdict']]}."
         )
-    lines += [
+    problems, steps = summary["eval"]["problems"], summary["training"]["steps"]
+    if not seeds:
+        return [
+            *lines,
+            "",
+            f"One training seed, {problems} problems, a 135M model and {steps} steps: a smoke-scale run. Its spread "
+            "over training seeds was not measured; the GPU recipes are where accuracy is trained.",
+        ]
+    held = []
+    for key, label, _, _ in COMPARISONS:
+        verdict = summary["comparisons"][key]["verdict"]
+        held.append(f"{label} ({verdict}) in {_count(seeds, key, verdict)} of {len(seeds)}")
+    return [
+        *lines,
         "",
-        f"One training seed, {summary['eval']['problems']} problems, a 135M model and "
-        f"{summary['training']['steps']} steps: a smoke-scale run. Its spread over training seeds was not measured; "
-        "the GPU recipes are where accuracy is trained.",
+        f"{len(seeds)} training seeds ({_seed_list(seeds)}), {problems} problems, a 135M model and {steps} steps each: "
+        f"a smoke-scale run. Over the seeds the verdict above held for {'; '.join(held)} (the table below). "
+        "The GPU recipes are where accuracy is trained.",
     ]
+
+
+# ---- the spread over training seeds: runs made with --seed N, published beside the stated run --------------
+
+
+class NotComparable(ValueError):
+    """A run given to --seed-runs that did not measure what the published run measured."""
+
+
+def seed_entry(summary: dict, run_dir: Path) -> dict:
+    """One run's line of demo-seeds.json: its seed, commit, date, threads, accuracies and paired intervals."""
+    try:
+        return {
+            "seed": summary["config"]["seed"],
+            "commit": summary["commit"],
+            "created": summary["created"],
+            "torch_threads": summary["machine"]["torch_threads"],
+            "evals": {key: summary["evals"][key]["accuracy"] for key, _, _, _ in EVALS},
+            "comparisons": {
+                key: {field: summary["comparisons"][key][field] for field in ("difference", "low", "high", "verdict")}
+                for key, _, _, _ in COMPARISONS
+            },
+        }
+    except KeyError as exc:
+        raise NotComparable(
+            f"{run_dir / 'summary.json'} has no {exc.args[0]!r}: not a summary scripts/demo.py wrote"
+        ) from None
+
+
+def _differences(then, now, path: str) -> list[tuple[str, object, object]]:
+    """(dotted field, published value, other value) for each leaf where two summaries' sections differ."""
+    if isinstance(then, dict) and isinstance(now, dict):
+        return [
+            found
+            for key in sorted(then.keys() | now.keys())
+            for found in _differences(then.get(key), now.get(key), f"{path}.{key}")
+        ]
+    return [] if then == now else [(path, then, now)]
+
+
+def check_comparable(published: dict, published_dir: Path, summary: dict, run_dir: Path) -> None:
+    """Refuse a seed run that trained another config (the seed aside) or evaluated other problems: its
+    numbers would not be the spread of the published run over seeds."""
+    config = {key: value for key, value in summary.get("config", {}).items() if key != "seed"}
+    published_config = {key: value for key, value in published["config"].items() if key != "seed"}
+    found = _differences(published_config, config, "config") + _differences(
+        published["eval"], summary.get("eval"), "eval"
+    )
+    if found:
+        field, then, now = found[0]
+        raise NotComparable(
+            f"{run_dir / 'summary.json'}: {field} is {now!r}, the published run {published_dir} has {then!r} "
+            f"({len(found)} field(s) differ): a seed run must train the same config and evaluate the same "
+            "problems, only --seed may differ"
+        )
+
+
+def seed_entries(published_dir: Path, published: dict, seed_runs: list[Path]) -> list[dict]:
+    """demo-seeds.json's entries, the published run first; NotComparable for a run that measured something
+    else or repeats a seed."""
+    entries, dirs = [seed_entry(published, published_dir)], {published["config"]["seed"]: published_dir}
+    for run_dir in seed_runs:
+        summary = read_summary(run_dir)
+        check_comparable(published, published_dir, summary, run_dir)
+        entry = seed_entry(summary, run_dir)
+        if entry["seed"] in dirs:
+            raise NotComparable(
+                f"{run_dir / 'summary.json'}: config.seed {entry['seed']} is also the seed of {dirs[entry['seed']]}: "
+                "give runs made with other seeds (scripts/demo.py --seed N)"
+            )
+        dirs[entry["seed"]] = run_dir
+        entries.append(entry)
+    return entries
+
+
+def _seed_list(seeds: list[dict]) -> str:
+    return ", ".join(str(entry["seed"]) for entry in seeds)
+
+
+def _count(seeds: list[dict], key: str, verdict: str) -> int:
+    return sum(entry["comparisons"][key]["verdict"] == verdict for entry in seeds)
+
+
+def _spread(values: list[float], number) -> str:
+    return f"{number(sum(values) / len(values))} [{number(min(values))}, {number(max(values))}]"
+
+
+def seeds_lines(seeds: list[dict], problems: int) -> list[str]:
+    """The README's second table: each eval's and each paired difference's mean and range over the seeds, and
+    in how many seeds each difference's 95% interval was above (or below) zero."""
+    lines = [
+        f"over {len(seeds)} training seeds ({_seed_list(seeds)}), each evaluated on the same {problems} problems: "
+        "mean [min, max]"
+    ]
+    for key, label, _, _ in EVALS:
+        lines.append(f"  {label:26s} {_spread([e['evals'][key] for e in seeds], lambda v: f'{v:.3f}')}")
+    lines.append("paired difference, and in how many seeds its 95% interval was above zero:")
+    for key, label, _, _ in COMPARISONS:
+        below = _count(seeds, key, "worse")
+        lines.append(
+            f"  {label:26s} {_spread([e['comparisons'][key]['difference'] for e in seeds], _sign)}"
+            f"  above zero in {_count(seeds, key, 'better')} of {len(seeds)} seeds"
+            + (f", below zero in {below}" if below else "")
+        )
     return lines
+
+
+def read_summary(run_dir: Path) -> dict:
+    path = run_dir / "summary.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: not a finished scripts/demo.py run")
+    return json.loads(path.read_text())
 
 
 # where the README's demo table comes from: the summary (and pictures) of one stated run, copied by --publish
 PUBLISHED = REPO / "docs"
 PUBLISHED_SUMMARY = PUBLISHED / "demo-summary.json"
+SEEDS_FILE = "demo-seeds.json"  # the published run and its --seed-runs, one entry each (absent: one seed)
+PUBLISHED_SEEDS = PUBLISHED / SEEDS_FILE
 PUBLISHED_FILES = {
     "summary.json": "demo-summary.json",
     "comparison.png": "demo-comparison.png",
@@ -277,8 +406,17 @@ UNPUBLISHED = [
 ]
 
 
-def readme_block(summary: dict | None) -> list[str]:
-    """The README's demo results between its markers: the published run's table, picture and reading."""
+SEEDS_INTRO = f"The same demo over training seeds ([each seed's numbers](docs/{SEEDS_FILE})):"
+
+
+def read_seeds(path: Path) -> list[dict] | None:
+    """The entries of a published demo-seeds.json, or None when none is published."""
+    return json.loads(path.read_text())["runs"] if path.is_file() else None
+
+
+def readme_block(summary: dict | None, seeds: list[dict] | None = None) -> list[str]:
+    """The README's demo results between its markers: the published run's table, picture and reading, and with
+    ``seeds`` (demo-seeds.json's entries) the spread over training seeds."""
     if summary is None:
         return UNPUBLISHED
     table = table_lines(summary)
@@ -298,7 +436,8 @@ def readme_block(summary: dict | None) -> list[str]:
         "",
         "![accuracy before and after GRPO and the paired differences, with 95% intervals](docs/demo-comparison.png)",
         "",
-        *reading_lines(summary),
+        *reading_lines(summary, seeds),
+        *(["", SEEDS_INTRO, "", "```", *seeds_lines(seeds, summary["eval"]["problems"]), "```"] if seeds else []),
     ]
 
 
@@ -310,16 +449,25 @@ def readme_demo_section(text: str) -> list[str]:
     return lines[lines.index(README_START) + 1 : lines.index(README_END)]
 
 
-def publish(run_dir: Path) -> str:
-    """Copy a finished run's summary.json and pictures into docs/ and write its results into the README."""
-    summary = json.loads((run_dir / "summary.json").read_text())
-    for name, target in PUBLISHED_FILES.items():
-        (PUBLISHED / target).write_bytes((run_dir / name).read_bytes())
+def publish(run_dir: Path, seed_runs: list[Path] = ()) -> str:
+    """Copy a finished run's summary.json and pictures into docs/ and write its results into the README; with
+    ``seed_runs`` (the same demo made with other --seed values) also demo-seeds.json and the spread over seeds.
+    Everything is checked before anything is written. Without ``seed_runs`` a demo-seeds.json of an earlier
+    publish is removed: the README never shows the seeds of another run."""
+    summary = read_summary(run_dir)
+    seeds = seed_entries(run_dir, summary, list(seed_runs)) if seed_runs else None
     lines = README.read_text().splitlines()
     readme_demo_section(README.read_text())  # the markers are there
+    for name, target in PUBLISHED_FILES.items():
+        (PUBLISHED / target).write_bytes((run_dir / name).read_bytes())
+    if seeds:
+        (PUBLISHED / SEEDS_FILE).write_text(json.dumps({"schema": SUMMARY_SCHEMA, "runs": seeds}, indent=1) + "\n")
+    else:
+        (PUBLISHED / SEEDS_FILE).unlink(missing_ok=True)
     start, end = lines.index(README_START), lines.index(README_END)
-    README.write_text("\n".join([*lines[: start + 1], *readme_block(summary), *lines[end:]]) + "\n")
-    return "\n".join(readme_block(summary))
+    block = readme_block(summary, seeds)
+    README.write_text("\n".join([*lines[: start + 1], *block, *lines[end:]]) + "\n")
+    return "\n".join(block)
 
 
 def config_facts(config: str, steps: int | None, seed: int | None) -> dict:
@@ -354,9 +502,22 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, default=None, help="run directory (default runs/demo-<time>)")
     parser.add_argument("--publish", type=Path, default=None, metavar="RUN", help="copy RUN's results into docs/")
+    parser.add_argument(
+        "--seed-runs",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="RUN",
+        help="with --publish: runs of the same demo made with other --seed values; the README shows the spread",
+    )
     args = parser.parse_args()
+    if args.seed_runs and not args.publish:
+        parser.error("--seed-runs goes with --publish RUN")
     if args.publish:
-        print(publish(args.publish))
+        try:
+            print(publish(args.publish, args.seed_runs))
+        except (FileNotFoundError, NotComparable) as exc:
+            raise SystemExit(f"[demo] nothing published: {exc}") from None
         return 0
     if args.eval_problems < 1:
         parser.error("--eval-problems must be >= 1")

@@ -64,6 +64,10 @@ def test_the_run_measures_what_was_published(published, fresh):
     """Same config file, same problems, same budget: otherwise the comparison below means nothing."""
     assert fresh["config"]["sha256"] == published["config"]["sha256"], "configs/cpu-smollm2.yaml changed"
     assert fresh["config"]["max_steps"] == published["config"]["max_steps"]
+    assert fresh["config"]["seed"] == published["config"]["seed"], (
+        "the published run trained with another --seed than the config's: publish the config's seed's run "
+        "(the one `make demo` reproduces) and give the others to --seed-runs"
+    )
     assert fresh["eval"] == published["eval"]
 
 
