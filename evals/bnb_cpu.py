@@ -20,6 +20,8 @@ checked on a probe input against its own forward, bit for bit, and left as it is
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 
 def keep_training_kernel(model) -> int:
     """Stop bitsandbytes repacking ``model``'s 4-bit layers for its CPU bf16 kernel; the number of layers
@@ -53,20 +55,36 @@ def dequantize_once(model) -> int:
 
     The dequantized weights are the compute dtype's size (4 bytes a parameter in float32): for the models one
     evaluates on a CPU, a few hundred MB. Layers not on the CPU, and layers whose probe output differs from their
-    own forward (another bitsandbytes version, another compute dtype), are left as they are. Call
-    ``keep_training_kernel`` first (this calls it).
+    own forward (another bitsandbytes version, another compute dtype), are left as they are. Calls
+    ``keep_training_kernel`` first.
     """
+    return len(_dequantize(model))
+
+
+@contextmanager
+def dequantized(model):
+    """``dequantize_once`` for the length of a ``with`` block (a training run's generation): the layers get their
+    own forward back on exit. Yields the number of layers changed."""
+    layers = _dequantize(model)
+    try:
+        yield len(layers)
+    finally:
+        for layer in layers:
+            del layer.forward  # the instance attribute set by _dequantize; the class's forward again
+
+
+def _dequantize(model) -> list:
     try:
         import bitsandbytes.functional as bnb_functional
         import torch
         from bitsandbytes.nn import Linear4bit
     except ImportError:
-        return 0
+        return []
     keep_training_kernel(model)
-    changed = 0
+    changed = []
     generator = torch.Generator().manual_seed(0)
     for module in model.modules():
-        if not isinstance(module, Linear4bit) or module.weight.device.type != "cpu":
+        if not isinstance(module, Linear4bit) or module.weight.device.type != "cpu" or "forward" in vars(module):
             continue
         dtype = module.compute_dtype or torch.float32
         with torch.no_grad():
@@ -81,7 +99,7 @@ def dequantize_once(model) -> int:
             if not torch.equal(forward(probe), expected):
                 continue
         module.forward = forward
-        changed += 1
+        changed.append(module)
     return changed
 
 

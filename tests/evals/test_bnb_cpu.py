@@ -5,7 +5,7 @@ the defect the switch exists for (only where bitsandbytes has its AVX512-BF16 pa
 import pytest
 import torch
 
-from evals.bnb_cpu import dequantize_once, keep_training_kernel
+from evals.bnb_cpu import dequantize_once, dequantized, keep_training_kernel
 
 bnb = pytest.importorskip("bitsandbytes")
 from bitsandbytes.functional import has_avx512bf16  # noqa: E402
@@ -94,3 +94,46 @@ def test_a_layer_whose_probe_differs_is_left_alone(monkeypatch):
     layer = quantized_layer()
     assert dequantize_once(layer) == 0
     assert "forward" not in vars(layer)
+
+
+def test_dequantized_gives_each_layer_its_own_forward_back():
+    layer = quantized_layer()
+    expected, _ = train_forward(quantized_layer(), X)
+    with dequantized(layer) as changed:
+        assert changed == 1 and "forward" in vars(layer)
+    assert "forward" not in vars(layer)
+    output, _ = train_forward(layer, X)
+    assert torch.equal(output, expected)
+
+
+def test_sampling_from_the_real_4bit_policy_is_unchanged_by_dequantizing(cpu_model):
+    """What the trainer's generation relies on: the same seeded sampling from SmolLM2 in 4-bit + LoRA gives the
+    same tokens with each layer dequantized once as with bitsandbytes dequantizing on every step."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+    quantization = BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=torch.float32,
+    )
+    base = AutoModelForCausalLM.from_pretrained(cpu_model, dtype=torch.float32, quantization_config=quantization)
+    policy = get_peft_model(base, LoraConfig(r=8, target_modules=["q_proj", "v_proj", "down_proj"]))
+    torch.manual_seed(0)
+    for name, param in policy.named_parameters():
+        if "lora_B" in name:
+            torch.nn.init.normal_(param, std=0.02)
+    policy.train()  # as TRL generates
+    prompt = torch.tensor([[1, 504, 3458, 314, 216, 33, 1232, 216, 34, 47]] * 3)
+
+    def sample():
+        torch.manual_seed(1)
+        with torch.no_grad():
+            return policy.generate(input_ids=prompt, max_new_tokens=8, do_sample=True, temperature=1.0, top_k=0)
+
+    expected = sample()
+    with dequantized(policy) as changed:
+        assert changed == 30 * 7  # every 4-bit projection of the 30 layers
+        assert torch.equal(sample(), expected)
+    assert torch.equal(sample(), expected)

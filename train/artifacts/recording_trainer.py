@@ -49,6 +49,15 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         self._batch_extra: dict[str, list] = defaultdict(list)  # this process's log_extra columns, this batch
         self._batch_started = datetime.now(timezone.utc)
 
+    def generating(self):
+        """On CPU, TRL's own generation with a 4-bit base dequantizes every layer on every decoding step; here
+        each layer is dequantized once per batch (evals/bnb_cpu.py ``dequantized``: the same weights, the same
+        ``linear``, bit for bit the same completions). Not with vLLM, which generates elsewhere."""
+        from evals.bnb_cpu import dequantized
+
+        on_cpu = next(self.model.parameters()).device.type == "cpu"
+        return dequantized(self.model) if on_cpu and not self.use_vllm else nullcontext()
+
     @contextmanager
     def loading_checkpoint(self, model):
         """Load the checkpoint, keeping every trainable parameter in the dtype the fresh run trains in.

@@ -1,0 +1,24 @@
+"""A CPU run's 4-bit rollouts with each layer dequantized once per batch (RecordingGRPOTrainer.generating,
+evals/bnb_cpu.py) train exactly as with bitsandbytes dequantizing on every decoding step: same completions,
+rewards and gradients. A real tiny GRPO run of the 4-bit CPU config, twice."""
+
+from contextlib import nullcontext
+
+import pytest
+
+import rewards
+from tests.helpers.training import length_parity, tiny_run
+from train.artifacts.recording_trainer import RecordingGRPOTrainer
+
+KEYS = ("reward", "grad_norm", "entropy", "num_tokens", "completions/mean_length", "loss")
+
+
+@pytest.mark.slow
+def test_dequantized_rollouts_train_exactly_as_bitsandbytes_rollouts(tmp_path, cpu_model, monkeypatch):
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    fast = tiny_run(tmp_path / "fast")
+    monkeypatch.setattr(RecordingGRPOTrainer, "generating", lambda self: nullcontext())
+    plain = tiny_run(tmp_path / "plain")
+    steps = [[entry[k] for k in KEYS] for entry in fast["log_history"] if "grad_norm" in entry]
+    assert len(steps) == 2
+    assert steps == [[entry[k] for k in KEYS] for entry in plain["log_history"] if "grad_norm" in entry]
