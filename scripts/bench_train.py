@@ -434,11 +434,14 @@ def profile_eval(problems: int, config_path: str, max_tokens: int) -> None:
         from peft import PeftModel
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        from evals.bnb_cpu import dequantize_once
+
         args = loading_args(initial, "trained")
         base = AutoModelForCausalLM.from_pretrained(
             json.loads((initial / "adapter_config.json").read_text())["base_model_name_or_path"], **args
         )
         model = PeftModel.from_pretrained(base, initial).eval()
+        dequantize_once(model)  # as the verigrpo/ provider computes the 4-bit policy (evals/bnb_cpu.py)
         tokenizer = AutoTokenizer.from_pretrained(initial, padding_side="left")
         prompts = [
             tokenizer.apply_chat_template(
