@@ -1,6 +1,6 @@
-"""A CPU run's 4-bit rollouts with each layer dequantized once per batch (RecordingGRPOTrainer.generating,
-evals/bnb_cpu.py) train exactly as with bitsandbytes dequantizing on every decoding step: same completions,
-rewards and gradients. A real tiny GRPO run of the 4-bit CPU config, twice."""
+"""A CPU run's rollouts sped up by RecordingGRPOTrainer.generating (each 4-bit layer dequantized once per batch,
+evals/bnb_cpu.py; grouped KV heads in attention, evals/grouped_attention.py) train exactly as TRL's plain
+generation: same completions, rewards and gradients. A real tiny GRPO run of the 4-bit CPU config, twice."""
 
 from contextlib import nullcontext
 
@@ -14,7 +14,7 @@ KEYS = ("reward", "grad_norm", "entropy", "num_tokens", "completions/mean_length
 
 
 @pytest.mark.slow
-def test_dequantized_rollouts_train_exactly_as_bitsandbytes_rollouts(tmp_path, cpu_model, monkeypatch):
+def test_sped_up_rollouts_train_exactly_as_plain_rollouts(tmp_path, cpu_model, monkeypatch):
     monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
     fast = tiny_run(tmp_path / "fast")
     monkeypatch.setattr(RecordingGRPOTrainer, "generating", lambda self: nullcontext())

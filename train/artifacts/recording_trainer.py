@@ -49,14 +49,20 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         self._batch_extra: dict[str, list] = defaultdict(list)  # this process's log_extra columns, this batch
         self._batch_started = datetime.now(timezone.utc)
 
+    @contextmanager
     def generating(self):
-        """On CPU, TRL's own generation with a 4-bit base dequantizes every layer on every decoding step; here
-        each layer is dequantized once per batch (evals/bnb_cpu.py ``dequantized``: the same weights, the same
-        ``linear``, bit for bit the same completions). Not with vLLM, which generates elsewhere."""
+        """TRL's own generation on CPU, sped up without changing a bit of what it samples: a 4-bit base is
+        dequantized once per batch instead of on every decoding step (evals/bnb_cpu.py ``dequantized``), and
+        attention reads grouped KV heads instead of copying the cache per query head
+        (evals/grouped_attention.py). Not with vLLM, which generates elsewhere."""
         from evals.bnb_cpu import dequantized
+        from evals.grouped_attention import grouped_kv_attention
 
-        on_cpu = next(self.model.parameters()).device.type == "cpu"
-        return dequantized(self.model) if on_cpu and not self.use_vllm else nullcontext()
+        if self.use_vllm or next(self.model.parameters()).device.type != "cpu":
+            yield
+            return
+        with dequantized(self.model), grouped_kv_attention():
+            yield
 
     @contextmanager
     def loading_checkpoint(self, model):
