@@ -381,7 +381,7 @@ def test_help_lists_config_and_the_project_options_first_fast():
         (row,) = [line for line in lines if line.split()[:1] == [f"--{f.name}"]]
         assert len(row.split("[")[0].split()) > 1, f"--{f.name} has no help text"
     # the value shown is the config's, not TRL's or the dataclass default
-    assert any(line.split()[:1] == ["--max_steps"] and "cpu-smollm2.yaml: 30]" in line for line in lines)
+    assert any(line.split()[:1] == ["--max_steps"] and "cpu-smollm2.yaml: 20]" in line for line in lines)
     assert any(line.split()[:1] == ["--arithmetic_max_value"] and "cpu-smollm2.yaml: 10]" in line for line in lines)
 
 
