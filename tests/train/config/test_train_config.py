@@ -396,7 +396,7 @@ def test_model_card_names_the_base_model_and_the_run(tmp_path):
     assert f"base_model: {model_args.model_name_or_path}\n" in card
     assert f"A fine-tuned version of the local checkpoint `{model_args.model_name_or_path}`" in card
     assert "LoRA adapter (r=16, alpha=32) on a 4-bit (bitsandbytes nf4) base" in card
-    assert "| steps | 7 (max_steps 30) |" in card and "| rewards | correctness x 1, format x 0.25 |" in card
+    assert "| steps | 7 (max_steps 20) |" in card and "| rewards | correctness x 1, format x 0.25 |" in card
 
     model_args.model_name_or_path = "HuggingFaceTB/SmolLM2-135M-Instruct"  # a Hub id links to the Hub
     write_manifest(build_manifest(script_args, training_args, model_args), tmp_path / "hub", step=1)
