@@ -40,7 +40,7 @@ def test_the_cpu_default_trains_with_vllm_rollouts_and_leaves_no_adapter_files(t
     argv = [
         "train/grpo.py", "--config", CPU_CONFIG, "--use_vllm", "true", "--max_steps", "2",
         "--output_dir", str(out), "--save_steps", "1", "--max_completion_length", "32",
-        "--dataset_size", "16", "--per_device_train_batch_size", "4", "--temperature", "1.0",
+        "--dataset_size", "16", "--per_device_train_batch_size", "4", "--num_generations", "4", "--temperature", "1.0",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with open(tmp_path / "stdout", "w") as stdout, open(tmp_path / "stderr", "w") as stderr:

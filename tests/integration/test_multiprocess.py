@@ -42,7 +42,8 @@ def rollout_samples(run_dir: Path):
 def test_two_processes_train_once_and_resume(tmp_path):
     out = tmp_path / "run"
     common = (
-        "--config", "configs/cpu-smollm2.yaml", "--per_device_train_batch_size", "4", "--max_completion_length", "32",
+        "--config", "configs/cpu-smollm2.yaml", "--per_device_train_batch_size", "4", "--num_generations", "4",
+        "--max_completion_length", "32",
         "--dataset_size", "16", "--save_steps", "1", "--output_dir", str(out),
     )  # fmt: skip
     result = accelerate_launch(*common, "--max_steps", "2")
