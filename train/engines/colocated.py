@@ -55,28 +55,48 @@ def _ram_backed_dir() -> str:
     return tempfile.mkdtemp(prefix=f"{ADAPTER_DIR_PREFIX}{os.getpid()}-", dir=root)
 
 
-class _AdapterLLM:
-    """``vllm.LLM`` seen through TRL's generate(): every generate call gets the current adapter.
+VLLM_POOLS = frozenset({"weights", "kv_cache"})  # the memory vLLM's sleep releases and wake_up maps again, by tag
 
-    Sleep level 2 discards weights and TRL would then re-push them from the trainer; here the base
-    never moves, so sleeping keeps a copy (level 1) and waking restores it.
+
+class _AdapterLLM:
+    """``vllm.LLM`` seen through TRL's generate(): every generate call gets the current adapter, and sleep mode is
+    safe for adapters by construction.
+
+    vLLM allocates its LoRA slots inside the "weights" memory pool (``load_model``). Level-1 sleep copies that
+    pool to host memory and unmaps it; ``wake_up`` maps it again and copies that backup over it
+    (``vllm/device_allocator/cumem.py``), so an adapter written while the weights sleep would be lost or fault.
+    Hence: sleep is always level 1 (TRL asks for 2, which discards the base and the adapter, and then re-pushes
+    full weights; here the base never moves), ``asleep`` records which pools sleep, ``load`` wakes the weights
+    before ``add_lora``, and ``generate`` wakes whatever still sleeps (vLLM schedules nothing until every pool is
+    back; the restored weights hold the adapter loaded while they were awake).
     """
 
     def __init__(self, llm, engine: AdapterSyncGeneration) -> None:
         self._llm = llm
         self._engine = engine
+        self.asleep: set[str] = set()
 
     def generate(self, *args, **kwargs):
         if self._engine.lora_request is None:
             raise RuntimeError("the adapter engine generated before its first sync: no adapter is loaded")
+        self.wake_up()
         kwargs.setdefault("lora_request", self._engine.lora_request)
         return self._llm.generate(*args, **kwargs)
 
+    def load(self, request) -> None:
+        """vLLM's ``add_lora`` with the weights pool (where the LoRA slots are) mapped."""
+        self.wake_up(tags=["weights"])
+        self._llm.llm_engine.add_lora(request)
+
     def sleep(self, level: int = 1) -> None:
         self._llm.sleep(level=1)
+        self.asleep = set(VLLM_POOLS)
 
     def wake_up(self, tags=None) -> None:
-        self._llm.wake_up()
+        waking = (set(VLLM_POOLS) if tags is None else set(tags)) & self.asleep
+        if waking:
+            self._llm.wake_up(tags=sorted(waking))
+            self.asleep -= waking
 
     def __getattr__(self, name):
         return getattr(self._llm, name)
@@ -148,6 +168,15 @@ class AdapterSyncGeneration(AdapterEngine):
     def adapter_name(self, version: int) -> str:
         return f"policy-v{version}"
 
+    def generate(self, *args, **kwargs):
+        """TRL's generate; afterwards TRL's flag agrees with the engine again. TRL marks the weights discarded after
+        its level-2 sleep (``_llm_weights_sleeping``), and its next generate would then sync again, loading a second
+        adapter version in one optimizer step. Level 1 keeps the base and the adapter: nothing is to re-push."""
+        try:
+            return super().generate(*args, **kwargs)
+        finally:
+            self.mark_weights_resident()
+
     def sync_weights(self) -> None:
         super().sync_weights()
         if self.shared_base is not None and (lost := self.shared_base.problems()):
@@ -164,7 +193,7 @@ class AdapterSyncGeneration(AdapterEngine):
         from vllm.lora.request import LoRARequest
 
         request = LoRARequest(name, version, str(path))
-        self.llm.llm_engine.add_lora(request)
+        self.llm.load(request)  # wakes the weights first: the LoRA slots live in that pool
         previous, self.lora_request = self.lora_request, request
         if previous is not None:
             self.llm.llm_engine.remove_lora(previous.lora_int_id)

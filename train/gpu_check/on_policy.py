@@ -43,27 +43,40 @@ def precision_key(model_args) -> str:
     return "fp32" if model_args.dtype in ("float32", None, "auto") else "bf16"
 
 
+def score_stale_and_synced(engine, prompt_ids: list[int], completion_ids: list[int]):
+    """(stale, synced, (version before, version after)): the completion's logprobs under the adapter the last
+    training rollouts used, then after one sync, both through the engine's own rollout and sync code.
+
+    The sync meets the engine as training leaves it: a colocated engine in sleep mode is put back to sleep after
+    scoring the stale adapter, as TRL does after every generate, so an engine that loaded adapters into sleeping
+    memory (lost or faulting on a GPU) fails here as it would in training. Nothing here wakes it: the engine's
+    own sync and generate must.
+    """
+    stale_version = engine.adapter_version
+    stale = engine.prompt_logprobs(prompt_ids, completion_ids)  # the adapter of the last rollouts
+    sleeps = bool(getattr(engine, "enable_sleep_mode", False)) and getattr(engine, "llm", None) is not None
+    if sleeps:
+        engine.llm.sleep(level=2)  # what TRL's generate does after every batch of rollouts
+    engine.sync_weights()
+    synced = engine.prompt_logprobs(prompt_ids, completion_ids)
+    if sleeps:
+        engine.llm.sleep(level=2)
+    return stale, synced, (stale_version, engine.adapter_version)
+
+
 def measure(trainer, engine, model_args) -> dict:
     """Score the fixed completion after the trainer's steps; the report's ``ok`` is the verdict.
 
     Call it right after training: the engine must still hold the adapter of the last rollouts. It
-    syncs once (the engine then serves the current policy). A colocated engine that TRL put to sleep
-    after its last rollouts (``vllm_enable_sleep_mode``) is woken to score and put back to sleep.
+    syncs once (the engine then serves the current policy), the way training does (``score_stale_and_synced``).
     """
     tokenizer = trainer.processing_class
     prompt = trainer.train_dataset[0]["prompt"]
     prompt_ids = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True, return_dict=False)
     completion_ids = tokenizer(COMPLETION, add_special_tokens=False)["input_ids"]
 
-    sleeps = bool(getattr(engine, "enable_sleep_mode", False)) and getattr(engine, "llm", None) is not None
-    if sleeps:
-        engine.llm.wake_up()  # vLLM only warns when it is awake already
-    stale_version = engine.adapter_version
-    stale = engine.prompt_logprobs(prompt_ids, completion_ids)  # the adapter of the last rollouts
-    engine.sync_weights()
-    synced = engine.prompt_logprobs(prompt_ids, completion_ids)
-    if sleeps:
-        engine.llm.sleep()
+    stale_adapter = engine.rollout_adapter
+    stale, synced, versions = score_stale_and_synced(engine, prompt_ids, completion_ids)
     policy = policy_logprobs(trainer.model, prompt_ids, completion_ids)
     key = precision_key(model_args)
     tolerance = TOLERANCE[key]
@@ -77,7 +90,8 @@ def measure(trainer, engine, model_args) -> dict:
         "max_lora_rank": getattr(engine.settings, "max_lora_rank", None),
         "synced_vs_policy": gap(synced, policy),
         "stale_vs_policy": gap(stale, policy),
-        "adapter_versions": [stale_version, engine.adapter_version],
+        "adapter_versions": list(versions),
+        "stale_adapter": stale_adapter,  # the adapter the last training rollouts were generated with
         "sync_ms": [round(1000 * s, 1) for s in engine.sync_record.seconds],
         "engine": engine.engine.value,
     }
