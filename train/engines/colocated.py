@@ -5,8 +5,8 @@ weights. On a bitsandbytes 4-bit base that merge re-quantizes the weights and pu
 without their quantization state, so the rollouts would not come from the policy being trained.
 Here vLLM loads the policy's *base* itself (``quantization="bitsandbytes"`` when the policy is
 4-bit, so both sides quantize the same checkpoint the same way) with ``enable_lora=True``; after
-every optimizer step the adapter is saved (peft's own files, in a RAM-backed directory when there
-is one, removed with everything in it when the run ends) and loaded under a **new integer id** (vLLM caches adapters by id: the same id would keep
+every optimizer step the adapter is saved (peft's own files, in /dev/shm when it holds two versions,
+else on disk: ``train/engines/adapter_storage.py``; removed with everything in it when the run ends) and loaded under a **new integer id** (vLLM caches adapters by id: the same id would keep
 serving the old weights), and every generate call passes that ``LoRARequest``. The base is never
 merged, re-quantized or pushed. TRL still computes advantages, the loss and its importance-sampling
 correction from the logprobs vLLM returns (``logprobs_mode="processed_logprobs"``, as TRL sets).
@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import os
 import socket
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from trl.trainer.utils import ensure_master_addr_port
 
+from train.engines.adapter_storage import ADAPTER_DIR_PREFIX, adapter_bytes, choose_root, make_adapter_dir
 from train.engines.base import AdapterEngine
 from train.engines.selection import Engine
 from train.engines.vllm_lora import max_lora_rank
@@ -40,19 +40,14 @@ class EngineSettings:
     quantization: str | None  # "bitsandbytes" for a 4-bit policy, else None
     dtype: str  # vLLM's dtype: the policy's compute dtype
     max_lora_rank: int
-    adapter_root: str | None = None  # where adapter versions are written (default: RAM-backed temp dir)
+    adapter_root: str | None = (
+        None  # the config's adapter_root; None: /dev/shm if it has room, else disk (adapter_storage)
+    )
     seed: int = 0
     share_base: bool = False  # vllm_share_base: the trainer's 4-bit layers view vLLM's (train/engines/shared_base.py)
 
 
-ADAPTER_DIR_PREFIX = "verigrpo-adapter-"
-
-
-def _ram_backed_dir() -> str:
-    """A fresh directory for adapter files, in /dev/shm when it exists (no disk writes per step), named after
-    this process (``verigrpo-adapter-<pid>-...``) so a leftover can be traced to the run that made it."""
-    root = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    return tempfile.mkdtemp(prefix=f"{ADAPTER_DIR_PREFIX}{os.getpid()}-", dir=root)
+__all__ = ["ADAPTER_DIR_PREFIX", "AdapterSyncGeneration", "EngineSettings", "engine_settings"]
 
 
 VLLM_POOLS = frozenset({"weights", "kv_cache"})  # the memory vLLM's sleep releases and wake_up maps again, by tag
@@ -110,8 +105,9 @@ class AdapterSyncGeneration(AdapterEngine):
     def __init__(self, *args, settings: EngineSettings, **kwargs) -> None:
         self.lora_request = None
         self.shared_base = None  # train.engines.shared_base.SharedBase once the base is shared
-        owns = settings.adapter_root is None  # a temporary directory of its own, removed by close()
-        adapter_dir = settings.adapter_root or _ram_backed_dir()
+        model = kwargs["model"] if "model" in kwargs else args[0]
+        # /dev/shm only when it holds two versions of this adapter; an own temporary directory is removed by close()
+        adapter_dir, owns = make_adapter_dir(choose_root(adapter_bytes(model), settings.adapter_root))
         super().__init__(*args, settings=settings, adapter_dir=adapter_dir, owns_adapter_dir=owns, **kwargs)
 
     def start_engine(self) -> None:
@@ -220,9 +216,11 @@ def _kernel_free_port() -> int:
         return sock.getsockname()[1]
 
 
-def engine_settings(model_args, training_args, share_base: bool = False) -> EngineSettings:
+def engine_settings(
+    model_args, training_args, share_base: bool = False, adapter_root: str | None = None
+) -> EngineSettings:
     """The adapter engine's settings for a PEFT policy, from TRL's ModelConfig and GRPOConfig (``share_base``: the
-    config's ``vllm_share_base``)."""
+    config's ``vllm_share_base``; ``adapter_root``: its ``adapter_root``)."""
     return EngineSettings(
         base_model=model_args.model_name_or_path,
         quantization="bitsandbytes" if model_args.load_in_4bit else None,
@@ -232,4 +230,5 @@ def engine_settings(model_args, training_args, share_base: bool = False) -> Engi
         max_lora_rank=max_lora_rank(model_args.lora_r),  # vLLM takes 1, 8, 16, ...: the adapter keeps its own r
         seed=training_args.seed,
         share_base=share_base,
+        adapter_root=adapter_root,
     )
