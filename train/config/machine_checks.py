@@ -15,6 +15,7 @@ from importlib import metadata
 from pathlib import Path
 
 from train.config.arguments import ConfigError
+from train.config.device_capability import check_device_capability
 from train.engines.selection import Engine, rollout_engine
 
 # The vLLM lines the adapter engine runs on: TRL 1.16 accepts 0.22-0.31 (and only warns outside); the
@@ -193,6 +194,7 @@ def check_machine(script_args, training_args, model_args) -> None:
         raise MachineConfigError(gpu_recipe_refusal("use_cpu is false", "set `use_cpu: true`"))
     check_vllm(training_args, model_args, cuda=cuda, server_urls=script_args.vllm_server_urls)
     if cuda and not training_args.use_cpu:
+        check_device_capability(training_args, model_args)  # bf16 in vLLM below compute capability 8.0
         check_gpu_memory(training_args, model_args, share_base=script_args.vllm_share_base)
     if training_args.fp16 and not cuda:
         raise MachineConfigError("fp16: mixed precision fp16 needs a GPU. Set fp16: false (or bf16: true) on CPU.")

@@ -5,6 +5,7 @@ import json
 import pytest
 import torch
 
+import train.config.device_capability as dc
 import train.config.machine_checks as mc
 from tests.helpers import REPO
 from tests.helpers.model_shapes import QWEN_1_5B, QWEN_7B
@@ -72,8 +73,10 @@ def gpu_recipe(model_dir, *overrides):
 def machine(monkeypatch):
     """A GPU machine with this vLLM build, bitsandbytes plugin and registry outcome (all pretend: no vLLM runs)."""
 
-    def make(vllm=("vllm", "0.30.0"), plugin="0.0.3", registered=None, cuda=True):
+    def make(vllm=("vllm", "0.30.0"), plugin="0.0.3", registered=None, cuda=True, card=("NVIDIA H200", (9, 0))):
         monkeypatch.setattr(mc, "cuda_available", lambda: cuda)
+        monkeypatch.setattr(dc, "device_name", lambda: card[0])
+        monkeypatch.setattr(dc, "device_capability", lambda: card[1])
         monkeypatch.setattr(mc, "installed_vllm", lambda: vllm)
         monkeypatch.setattr(mc, "installed_bnb_plugin", lambda: plugin)
         monkeypatch.setattr(mc, "bnb_registration_problem", lambda: registered)
@@ -106,6 +109,35 @@ def test_a_config_that_cannot_fit_the_gpu_is_refused_with_the_parts(qwen_dir, ma
 
 
 GPU_027 = ("vllm", "0.27.1")
+T4 = ("Tesla T4", (7, 5))
+V100 = ("Tesla V100-SXM2-16GB", (7, 0))
+
+
+@pytest.mark.parametrize(
+    ("card", "overrides", "refusal"),
+    [
+        (T4, (), r"load_in_4bit with use_vllm on Tesla T4 \(compute capability 7.5\): .*bfloat16, which vLLM refuses"),
+        (V100, (), r"on Tesla V100-SXM2-16GB \(compute capability 7.0\).*use_vllm: false, dtype: float16"),
+        (T4, ("--load_in_4bit", "false"), r"dtype: bfloat16 with use_vllm on Tesla T4 .*Set dtype: float16"),
+        (T4, ("--load_in_4bit", "false", "--dtype", "float16"), None),  # vLLM in fp16: what a T4 runs
+        (T4, ("--use_vllm", "false"), None),  # transformers generation: no vLLM dtype rule
+        (("NVIDIA A10G", (8, 6)), (), None),
+        (("NVIDIA H200", (9, 0)), (), None),
+    ],
+    ids=["T4-4bit", "V100-4bit", "T4-bf16", "T4-fp16", "T4-no-vllm", "A10G", "H200"],
+)
+def test_bf16_in_vllm_below_compute_capability_8_is_refused_before_loading(qwen_dir, machine, monkeypatch, card,
+                                                                           overrides, refusal):  # fmt: skip
+    """vLLM refuses bfloat16 below 8.0 and its bitsandbytes layers compute in bf16: a 4-bit recipe on a T4 must stop
+    at pre-flight with what works there, not after the policy has loaded."""
+    machine(card=card)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (14 * GIB, 14.75 * GIB))
+    parsed = gpu_recipe(qwen_dir, *overrides)
+    if refusal is None:
+        validate(*parsed)
+    else:
+        with pytest.raises(ConfigError, match=refusal):
+            validate(*parsed)
 
 
 @pytest.mark.parametrize(
