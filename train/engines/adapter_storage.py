@@ -32,7 +32,7 @@ def adapter_bytes(peft_model, bytes_per_param: int | None = None) -> int:
     """Bytes of the adapter peft saves: its LoRA parameters at ``bytes_per_param`` (default: their own dtype's size;
     on the meta model pass what training will hold: 2 for a 4-bit policy, whose adapter TRL keeps in bf16, else 4)."""
     return sum(
-        p.numel() * (bytes_per_param or p.element_size())
+        (getattr(p, "ds_numel", None) or p.numel()) * (bytes_per_param or p.element_size())  # ZeRO-3: whole size
         for name, p in peft_model.named_parameters()
         if "lora_" in name
     )
