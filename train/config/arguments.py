@@ -107,6 +107,13 @@ class ScriptArguments:
     vllm_server_retries: int = field(
         default=3, metadata={"help": "extra attempts when a vLLM server cannot be connected to (then the run stops)"}
     )
+    adapter_root: str | None = field(
+        default=None,
+        metadata={
+            "help": "colocated vLLM with a LoRA policy: the directory each adapter version is written to (default: a "
+            "temporary directory in /dev/shm when it holds two versions, else on disk; train/engines/adapter_storage.py)"
+        },
+    )
     vllm_share_base: bool = field(
         default=False,
         metadata={

@@ -35,8 +35,9 @@ DECODER_TARGETS = "[q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_pro
 HEAD_NAMES = ("lm_head", "embed_tokens")
 
 
-def check_lora(training_args, model_args) -> None:
-    """Raise ConfigError for a LoRA setting the run cannot train with (see the module docstring)."""
+def check_lora(training_args, model_args, adapter_root: str | None = None) -> None:
+    """Raise ConfigError for a LoRA setting the run cannot train with (see the module docstring); for the colocated
+    engine also when neither /dev/shm nor the disk (or the config's ``adapter_root``) holds two adapter versions."""
     if not model_args.use_peft:
         return
     vllm = rollout_engine(training_args, model_args) is not Engine.NONE
@@ -58,6 +59,8 @@ def check_lora(training_args, model_args) -> None:
         if vllm:
             _check_target_names(model_args.lora_target_modules)
         return
+    if rollout_engine(training_args, model_args) is Engine.COLOCATED:
+        _check_adapter_room(model, model_args, adapter_root)
     heads = resolved_targets(model).embeddings
     if vllm and heads:
         raise ConfigError(
@@ -69,6 +72,17 @@ def check_lora(training_args, model_args) -> None:
                 f"layers, e.g. `lora_target_modules: {DECODER_TARGETS}` (or all-linear, which leaves the head out)"
             )
         )
+
+
+def _check_adapter_room(meta_model, model_args, adapter_root: str | None) -> None:
+    """The adapter's size from the meta model (TRL keeps a 4-bit policy's adapter in bf16, peft others in fp32)
+    against the free space where the engine will write it (train/engines/adapter_storage.py)."""
+    from train.engines.adapter_storage import adapter_bytes, choose_root
+
+    try:
+        choose_root(adapter_bytes(meta_model, 2 if model_args.load_in_4bit else 4), adapter_root)
+    except OSError as exc:
+        raise ConfigError(f"use_vllm with a LoRA policy: {exc}") from None
 
 
 def _vllm_refusal(problem: str) -> str:

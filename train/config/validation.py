@@ -44,7 +44,8 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
     check_held_out_eval(script_args, training_args)
     check_model_and_resume(training_args, model_args)
     check_servers(script_args, training_args, model_args)
-    check_lora(training_args, model_args)  # targets on the configured model; what vLLM cannot serve
+    # targets on the configured model; what vLLM cannot serve; room for the colocated engine's adapter versions
+    check_lora(training_args, model_args, adapter_root=script_args.adapter_root)
     check_share_base(script_args, training_args, model_args)  # vllm_share_base: what it cannot serve
     check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
     check_quantization(model_args)

@@ -5,8 +5,8 @@ weights. On a bitsandbytes 4-bit base that merge re-quantizes the weights and pu
 without their quantization state, so the rollouts would not come from the policy being trained.
 Here vLLM loads the policy's *base* itself (``quantization="bitsandbytes"`` when the policy is
 4-bit, so both sides quantize the same checkpoint the same way) with ``enable_lora=True``; after
-every optimizer step the adapter is saved (peft's own files, in a RAM-backed directory when there
-is one, removed with everything in it when the run ends) and loaded under a **new integer id** (vLLM caches adapters by id: the same id would keep
+every optimizer step the adapter is saved (peft's own files, in /dev/shm when it holds two versions,
+else on disk: ``train/engines/adapter_storage.py``; removed with everything in it when the run ends) and loaded under a **new integer id** (vLLM caches adapters by id: the same id would keep
 serving the old weights), and every generate call passes that ``LoRARequest``. The base is never
 merged, re-quantized or pushed. TRL still computes advantages, the loss and its importance-sampling
 correction from the logprobs vLLM returns (``logprobs_mode="processed_logprobs"``, as TRL sets).
@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import os
 import socket
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from trl.trainer.utils import ensure_master_addr_port
 
+from train.engines.adapter_storage import ADAPTER_DIR_PREFIX, adapter_bytes, choose_root, make_adapter_dir
 from train.engines.base import AdapterEngine
 from train.engines.selection import Engine
 from train.engines.vllm_lora import max_lora_rank
@@ -40,43 +40,58 @@ class EngineSettings:
     quantization: str | None  # "bitsandbytes" for a 4-bit policy, else None
     dtype: str  # vLLM's dtype: the policy's compute dtype
     max_lora_rank: int
-    adapter_root: str | None = None  # where adapter versions are written (default: RAM-backed temp dir)
+    adapter_root: str | None = (
+        None  # the config's adapter_root; None: /dev/shm if it has room, else disk (adapter_storage)
+    )
     seed: int = 0
     share_base: bool = False  # vllm_share_base: the trainer's 4-bit layers view vLLM's (train/engines/shared_base.py)
 
 
-ADAPTER_DIR_PREFIX = "verigrpo-adapter-"
+__all__ = ["ADAPTER_DIR_PREFIX", "AdapterSyncGeneration", "EngineSettings", "engine_settings"]
 
 
-def _ram_backed_dir() -> str:
-    """A fresh directory for adapter files, in /dev/shm when it exists (no disk writes per step), named after
-    this process (``verigrpo-adapter-<pid>-...``) so a leftover can be traced to the run that made it."""
-    root = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    return tempfile.mkdtemp(prefix=f"{ADAPTER_DIR_PREFIX}{os.getpid()}-", dir=root)
+VLLM_POOLS = frozenset({"weights", "kv_cache"})  # the memory vLLM's sleep releases and wake_up maps again, by tag
 
 
 class _AdapterLLM:
-    """``vllm.LLM`` seen through TRL's generate(): every generate call gets the current adapter.
+    """``vllm.LLM`` seen through TRL's generate(): every generate call gets the current adapter, and sleep mode is
+    safe for adapters by construction.
 
-    Sleep level 2 discards weights and TRL would then re-push them from the trainer; here the base
-    never moves, so sleeping keeps a copy (level 1) and waking restores it.
+    vLLM allocates its LoRA slots inside the "weights" memory pool (``load_model``). Level-1 sleep copies that
+    pool to host memory and unmaps it; ``wake_up`` maps it again and copies that backup over it
+    (``vllm/device_allocator/cumem.py``), so an adapter written while the weights sleep would be lost or fault.
+    Hence: sleep is always level 1 (TRL asks for 2, which discards the base and the adapter, and then re-pushes
+    full weights; here the base never moves), ``asleep`` records which pools sleep, ``load`` wakes the weights
+    before ``add_lora``, and ``generate`` wakes whatever still sleeps (vLLM schedules nothing until every pool is
+    back; the restored weights hold the adapter loaded while they were awake).
     """
 
     def __init__(self, llm, engine: AdapterSyncGeneration) -> None:
         self._llm = llm
         self._engine = engine
+        self.asleep: set[str] = set()
 
     def generate(self, *args, **kwargs):
         if self._engine.lora_request is None:
             raise RuntimeError("the adapter engine generated before its first sync: no adapter is loaded")
+        self.wake_up()
         kwargs.setdefault("lora_request", self._engine.lora_request)
         return self._llm.generate(*args, **kwargs)
 
+    def load(self, request) -> None:
+        """vLLM's ``add_lora`` with the weights pool (where the LoRA slots are) mapped."""
+        self.wake_up(tags=["weights"])
+        self._llm.llm_engine.add_lora(request)
+
     def sleep(self, level: int = 1) -> None:
         self._llm.sleep(level=1)
+        self.asleep = set(VLLM_POOLS)
 
     def wake_up(self, tags=None) -> None:
-        self._llm.wake_up()
+        waking = (set(VLLM_POOLS) if tags is None else set(tags)) & self.asleep
+        if waking:
+            self._llm.wake_up(tags=sorted(waking))
+            self.asleep -= waking
 
     def __getattr__(self, name):
         return getattr(self._llm, name)
@@ -90,8 +105,9 @@ class AdapterSyncGeneration(AdapterEngine):
     def __init__(self, *args, settings: EngineSettings, **kwargs) -> None:
         self.lora_request = None
         self.shared_base = None  # train.engines.shared_base.SharedBase once the base is shared
-        owns = settings.adapter_root is None  # a temporary directory of its own, removed by close()
-        adapter_dir = settings.adapter_root or _ram_backed_dir()
+        model = kwargs["model"] if "model" in kwargs else args[0]
+        # /dev/shm only when it holds two versions of this adapter; an own temporary directory is removed by close()
+        adapter_dir, owns = make_adapter_dir(choose_root(adapter_bytes(model), settings.adapter_root))
         super().__init__(*args, settings=settings, adapter_dir=adapter_dir, owns_adapter_dir=owns, **kwargs)
 
     def start_engine(self) -> None:
@@ -148,6 +164,15 @@ class AdapterSyncGeneration(AdapterEngine):
     def adapter_name(self, version: int) -> str:
         return f"policy-v{version}"
 
+    def generate(self, *args, **kwargs):
+        """TRL's generate; afterwards TRL's flag agrees with the engine again. TRL marks the weights discarded after
+        its level-2 sleep (``_llm_weights_sleeping``), and its next generate would then sync again, loading a second
+        adapter version in one optimizer step. Level 1 keeps the base and the adapter: nothing is to re-push."""
+        try:
+            return super().generate(*args, **kwargs)
+        finally:
+            self.mark_weights_resident()
+
     def sync_weights(self) -> None:
         super().sync_weights()
         if self.shared_base is not None and (lost := self.shared_base.problems()):
@@ -164,7 +189,7 @@ class AdapterSyncGeneration(AdapterEngine):
         from vllm.lora.request import LoRARequest
 
         request = LoRARequest(name, version, str(path))
-        self.llm.llm_engine.add_lora(request)
+        self.llm.load(request)  # wakes the weights first: the LoRA slots live in that pool
         previous, self.lora_request = self.lora_request, request
         if previous is not None:
             self.llm.llm_engine.remove_lora(previous.lora_int_id)
@@ -191,9 +216,11 @@ def _kernel_free_port() -> int:
         return sock.getsockname()[1]
 
 
-def engine_settings(model_args, training_args, share_base: bool = False) -> EngineSettings:
+def engine_settings(
+    model_args, training_args, share_base: bool = False, adapter_root: str | None = None
+) -> EngineSettings:
     """The adapter engine's settings for a PEFT policy, from TRL's ModelConfig and GRPOConfig (``share_base``: the
-    config's ``vllm_share_base``)."""
+    config's ``vllm_share_base``; ``adapter_root``: its ``adapter_root``)."""
     return EngineSettings(
         base_model=model_args.model_name_or_path,
         quantization="bitsandbytes" if model_args.load_in_4bit else None,
@@ -203,4 +230,5 @@ def engine_settings(model_args, training_args, share_base: bool = False) -> Engi
         max_lora_rank=max_lora_rank(model_args.lora_r),  # vLLM takes 1, 8, 16, ...: the adapter keeps its own r
         seed=training_args.seed,
         share_base=share_base,
+        adapter_root=adapter_root,
     )

@@ -36,7 +36,9 @@ def engine_factory(script_args, training_args, model_args):
     if engine is Engine.COLOCATED:
         from train.engines.colocated import AdapterSyncGeneration, engine_settings
 
-        settings = engine_settings(model_args, training_args, share_base=script_args.vllm_share_base)
+        settings = engine_settings(
+            model_args, training_args, share_base=script_args.vllm_share_base, adapter_root=script_args.adapter_root
+        )
         return partial(AdapterSyncGeneration, settings=settings)
     if engine is Engine.SERVER:
         from train.engines.server import ServerAdapterGeneration, check_servers, server_settings

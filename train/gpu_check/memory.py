@@ -2,8 +2,11 @@
 
 What is measured, and why:
 
-* GPU: device memory in use (``torch.cuda.mem_get_info``: total - free), sampled every 0.2 s from
-  before the model loads to the end of training, minus what was in use before; plus the CUDA context
+* GPU: device memory in use (``torch.cuda.mem_get_info``: total - free), minus what was in use before the
+  model loads: sampled on the main thread once the trainer and its vLLM engine are built, then every 0.2 s
+  from a thread until training ends. Not from a thread while vLLM loads: it captures CUDA graphs then, and a
+  CUDA call from another thread during a capture can invalidate it (vLLM PR #48053), so a transient peak
+  while loading is seen only through torch's ``max_memory_reserved`` (vLLM's own pool is not in it); plus the CUDA context
   pre-flight assumes (0.9 GiB; it exists before the first sample). vLLM runs in the training process
   (external launcher), so its pool (weights, KV cache, LoRA slots; in sleep mode too) is in the
   figure. torch's exact ``max_memory_reserved`` plus the context is a floor under the sampled peak (a
@@ -15,7 +18,7 @@ What is measured, and why:
   plus the verifier's worker processes (no model; sampled) against the budget.
 
 ``--memory-cap`` on a GPU caps the process as a smaller card would: torch's per-process memory
-fraction, and vLLM's ``gpu_memory_utilization`` scaled so its pool is the same share of the cap as
+fraction (the cap less the CUDA context, which torch does not count), and vLLM's ``gpu_memory_utilization`` scaled so its pool is the same share of the cap as
 the config gives it of a card (vLLM sizes its pool as utilization x the device's total memory). On
 CPU nothing is enforced (Linux does not enforce RLIMIT_RSS, and RLIMIT_AS counts the address space
 torch and vLLM reserve far beyond what they touch): the cap is the budget the verdict compares with.
@@ -33,6 +36,10 @@ from train.config.arguments import ConfigError
 from train.config.machine_checks import CUDA_CONTEXT, GIB, MemoryEstimate, estimate_for
 
 SAMPLE_SECONDS = 0.2
+# What torch reports as a Tesla T4's total memory with ECC on (the default on cloud T4s: 15,360 MiB less ECC's
+# share; torch.cuda.get_device_properties(0).total_memory on Colab, not measured here): the most common free
+# "16 GB" card offers 14.75 GiB, CUDA context included. `make gpu-check`'s cap (14.5 GiB) stays below it.
+T4_TOTAL_BYTES = 15_835_660_288
 # train/engines/colocated.py gives vLLM's CPU build this much KV cache (GiB) when VLLM_CPU_KVCACHE_SPACE is unset
 CPU_KV_CACHE_GIB_DEFAULT = "1"
 
@@ -80,14 +87,17 @@ def apply_cap(cap_gib: float | None, training_args, gpu: bool, device_bytes: flo
         return Budget(budget, source, "the whole GPU (no --memory-cap)")
     import torch
 
-    fraction = budget / device_bytes
+    # torch's fraction does not count the CUDA context, which the card holds too: the allocations get the cap less
+    # the context, so that both fit in what a smaller card offers (a T4 with ECC: T4_TOTAL_BYTES, not 16 GiB)
+    fraction = (budget - CUDA_CONTEXT) / device_bytes
     torch.cuda.set_per_process_memory_fraction(fraction)
     utilization = training_args.vllm_gpu_memory_utilization
-    scaled = utilization * fraction
+    scaled = utilization * budget / device_bytes
     training_args.vllm_gpu_memory_utilization = scaled
     enforcement = (
-        f"torch.cuda.set_per_process_memory_fraction({fraction:.4f}); vllm_gpu_memory_utilization "
-        f"{utilization:g} -> {scaled:.4f} (vLLM's pool {utilization:g} x {cap_gib:g} GiB = {utilization * cap_gib:.2f} GiB)"
+        f"torch.cuda.set_per_process_memory_fraction({fraction:.4f}) ({cap_gib:g} GiB less the CUDA context's "
+        f"{CUDA_CONTEXT / GIB:g} GiB); vllm_gpu_memory_utilization {utilization:g} -> {scaled:.4f} (vLLM's pool "
+        f"{utilization:g} x {cap_gib:g} GiB = {utilization * cap_gib:.2f} GiB)"
     )
     return Budget(budget, source, enforcement, (utilization, scaled))
 
@@ -168,6 +178,7 @@ class PeakMeter:
             self.sampled_peak = max(self.sampled_peak, self._sample())
 
     def start(self) -> None:
+        """What is in use before the model loads. No sampling yet: call ``start_sampling`` once vLLM is built."""
         if self.gpu:
             import torch
 
@@ -179,6 +190,14 @@ class PeakMeter:
         else:
             self.before = float(_rss_bytes())
             self.sampled_peak = self._sample()
+
+    def sample(self) -> None:
+        """One sample, on the calling thread (between phases: after the engine is built)."""
+        self.sampled_peak = max(self.sampled_peak, self._sample())
+
+    def start_sampling(self) -> None:
+        """Sample every SAMPLE_SECONDS from a thread until ``stop``: only once vLLM has captured its CUDA graphs."""
+        self.sample()
         self._thread = threading.Thread(target=self._loop, name="gpu-check-memory", daemon=True)
         self._thread.start()
 

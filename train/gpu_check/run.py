@@ -162,6 +162,7 @@ def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts
         rows["memory"] = memory_row(dataclasses.replace(inputs, peak=measured["peak"], out_of_memory=oom))
         return rows
     extra["trainer_build_s"] = time.perf_counter() - start
+    meter.start_sampling()  # only now: vLLM has captured its CUDA graphs (a sampling thread could break a capture)
     try:
         engine = trainer.rollout_engine
         times = StepTimes()

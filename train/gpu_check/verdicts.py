@@ -139,7 +139,7 @@ def _knob(part: str, gpu: bool, sleeps: bool) -> str | None:
     return {
         "activations": "lower per_device_train_batch_size (raise gradient_accumulation_steps to keep the batch) "
         "or max_completion_length, or set gradient_checkpointing: true",
-        "logits": "lower max_completion_length",
+        "logits or recompute block": "lower max_completion_length or per_device_train_batch_size",
         "weights": "set load_in_4bit: true or pick a smaller model",
         "lora+optimizer": "lower lora_r",
     }.get(part)

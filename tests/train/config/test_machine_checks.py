@@ -5,6 +5,7 @@ import json
 import pytest
 import torch
 
+import train.config.device_capability as dc
 import train.config.machine_checks as mc
 from tests.helpers import REPO
 from tests.helpers.model_shapes import QWEN_1_5B, QWEN_7B
@@ -72,8 +73,10 @@ def gpu_recipe(model_dir, *overrides):
 def machine(monkeypatch):
     """A GPU machine with this vLLM build, bitsandbytes plugin and registry outcome (all pretend: no vLLM runs)."""
 
-    def make(vllm=("vllm", "0.30.0"), plugin="0.0.3", registered=None, cuda=True):
+    def make(vllm=("vllm", "0.30.0"), plugin="0.0.3", registered=None, cuda=True, card=("NVIDIA H200", (9, 0))):
         monkeypatch.setattr(mc, "cuda_available", lambda: cuda)
+        monkeypatch.setattr(dc, "device_name", lambda: card[0])
+        monkeypatch.setattr(dc, "device_capability", lambda: card[1])
         monkeypatch.setattr(mc, "installed_vllm", lambda: vllm)
         monkeypatch.setattr(mc, "installed_bnb_plugin", lambda: plugin)
         monkeypatch.setattr(mc, "bnb_registration_problem", lambda: registered)
@@ -106,6 +109,35 @@ def test_a_config_that_cannot_fit_the_gpu_is_refused_with_the_parts(qwen_dir, ma
 
 
 GPU_027 = ("vllm", "0.27.1")
+T4 = ("Tesla T4", (7, 5))
+V100 = ("Tesla V100-SXM2-16GB", (7, 0))
+
+
+@pytest.mark.parametrize(
+    ("card", "overrides", "refusal"),
+    [
+        (T4, (), r"load_in_4bit with use_vllm on Tesla T4 \(compute capability 7.5\): .*bfloat16, which vLLM refuses"),
+        (V100, (), r"on Tesla V100-SXM2-16GB \(compute capability 7.0\).*use_vllm: false, dtype: float16"),
+        (T4, ("--load_in_4bit", "false"), r"dtype: bfloat16 with use_vllm on Tesla T4 .*Set dtype: float16"),
+        (T4, ("--load_in_4bit", "false", "--dtype", "float16"), None),  # vLLM in fp16: what a T4 runs
+        (T4, ("--use_vllm", "false"), None),  # transformers generation: no vLLM dtype rule
+        (("NVIDIA A10G", (8, 6)), (), None),
+        (("NVIDIA H200", (9, 0)), (), None),
+    ],
+    ids=["T4-4bit", "V100-4bit", "T4-bf16", "T4-fp16", "T4-no-vllm", "A10G", "H200"],
+)
+def test_bf16_in_vllm_below_compute_capability_8_is_refused_before_loading(qwen_dir, machine, monkeypatch, card,
+                                                                           overrides, refusal):  # fmt: skip
+    """vLLM refuses bfloat16 below 8.0 and its bitsandbytes layers compute in bf16: a 4-bit recipe on a T4 must stop
+    at pre-flight with what works there, not after the policy has loaded."""
+    machine(card=card)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (14 * GIB, 14.75 * GIB))
+    parsed = gpu_recipe(qwen_dir, *overrides)
+    if refusal is None:
+        validate(*parsed)
+    else:
+        with pytest.raises(ConfigError, match=refusal):
+            validate(*parsed)
 
 
 @pytest.mark.parametrize(
@@ -230,3 +262,55 @@ def test_server_mode_needs_no_local_vllm_but_the_same_4bit_settings(qwen_dir, ma
         validate(*gpu_recipe(qwen_dir, *server, "--vllm_server_base_url", "http://x:8000"))
     with pytest.raises(ConfigError, match=r"vllm_server_urls: 'gpu-node-3:8000' is not an http\(s\) URL"):
         validate(*gpu_recipe(qwen_dir, "--vllm_mode", "server", "--vllm_server_urls", "gpu-node-3:8000"))
+
+
+# ---- terms the model holds beyond its calibration runs (read from code, not measured on a GPU) -------------
+
+
+def recipe_estimate(shape=QWEN_1_5B, **overrides):
+    settings = dict(
+        four_bit=True, lora_r=16, lora_targets=LORA_TARGETS, batch=16, prompt_tokens=256, completion_tokens=512,
+        gradient_checkpointing=True, vllm_pool_bytes=0.3 * 16e9, vllm_sleeps=True,
+    )  # fmt: skip
+    return estimate_memory(ModelShape.from_config(shape), **{**settings, **overrides})
+
+
+def test_gradient_checkpointing_holds_one_recomputed_block_in_the_backward():
+    """With checkpointing the backward recomputes one block at a time and holds its activations (~34 x hidden bytes a
+    token): with a small vocabulary (the loss's logits tiny) that block is the backward's peak over the checkpoints."""
+    small_vocab = {**QWEN_1_5B, "vocab_size": 1024}
+    with_block = recipe_estimate(small_vocab, vllm_pool_bytes=0, vllm_sleeps=False)
+    tokens = 16 * (256 + 512)
+    assert with_block.parts["logits or recompute block"] == tokens * 1536 * 34.0  # 0.6 GiB
+    without = recipe_estimate(small_vocab, vllm_pool_bytes=0, vllm_sleeps=False, gradient_checkpointing=False)
+    assert without.parts["logits or recompute block"] < with_block.parts["logits or recompute block"]
+
+
+def test_vllms_copy_of_a_4bit_base_holds_fp32_block_scales():
+    """vLLM's loader flattens the nested absmax to one fp32 scale per 64 values: 0.5625 B/param, not the trainer's
+    0.516 (nested 8-bit scales)."""
+    estimate = recipe_estimate()
+    shape = ModelShape.from_config(QWEN_1_5B)
+    assert estimate.base_bytes == pytest.approx(shape.block_params * 0.5625 + shape.embedding_params * 2)
+    assert estimate.parts["weights"] == pytest.approx(
+        shape.block_params * (0.5 + 0.127 / 8) + shape.embedding_params * 2
+    )
+
+
+def test_level_1_sleep_keeps_vllms_cuda_graphs_while_the_trainer_computes():
+    """cumem's sleep releases the weights and KV cache pools only; the graph pool stays (training phase)."""
+    estimate = recipe_estimate(batch=64)  # a training phase larger than the generation phase
+    training = sum(v for k, v in estimate.parts.items() if k != "vLLM pool")
+    assert estimate.parts["vLLM CUDA graphs"] == 0.5 * GIB and estimate.total == pytest.approx(training)
+    awake = recipe_estimate(batch=64, vllm_sleeps=False)
+    assert awake.parts["vLLM CUDA graphs"] == 0.0  # inside vLLM's pool when it never sleeps
+
+
+def test_level_1_sleep_backs_the_weights_pool_up_to_host_memory():
+    """The pinned host copy each sleep makes: vLLM's base (its layout) and its LoRA slots; 1.16 GiB for the 1.5B
+    recipe, 2.09 GiB for 3B (docs/gpu-16gb.md#host-memory)."""
+    from tests.helpers.model_shapes import QWEN_3B
+
+    assert recipe_estimate().host_backup_bytes / GIB == pytest.approx(1.16, abs=0.01)
+    assert recipe_estimate(QWEN_3B).host_backup_bytes / GIB == pytest.approx(2.09, abs=0.01)
+    assert recipe_estimate(vllm_sleeps=False).host_backup_bytes == 0.0

@@ -75,11 +75,25 @@ def test_on_a_gpu_the_cap_sets_torchs_fraction_and_scales_vllms_pool(cpu_vllm, m
     monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", fractions.append)
     _, training_args, _ = cpu_vllm
     budget = memory.apply_cap(14.5, training_args, gpu=True, device_bytes=139.8 * GIB)
-    assert fractions == [pytest.approx(14.5 / 139.8)]
+    assert fractions == [pytest.approx((14.5 - 0.9) / 139.8)]  # torch's share leaves room for the CUDA context
     # vLLM sizes its pool as utilization x the device's memory: 0.3 of the cap, as on a 14.5 GiB card
     assert training_args.vllm_gpu_memory_utilization * 139.8 == pytest.approx(0.3 * 14.5)
     assert budget.vllm_utilization == (0.3, pytest.approx(0.3 * 14.5 / 139.8))
-    assert "set_per_process_memory_fraction(0.1037)" in budget.enforcement
+    assert "set_per_process_memory_fraction(0.0973) (14.5 GiB less the CUDA context's 0.9 GiB)" in budget.enforcement
+
+
+def test_make_gpu_checks_cap_with_the_cuda_context_fits_a_t4(cpu_vllm, monkeypatch):
+    """A T4 with ECC offers 14.75 GiB (15_835_660_288): what torch may allocate under the Makefile's cap,
+    plus the CUDA context, must fit it (torch's fraction used to be the whole cap, 0.9 GiB over with the context)."""
+    import re
+
+    fractions = []
+    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", fractions.append)
+    (cap,) = re.findall(r"--memory-cap ([\d.]+)", (REPO / "Makefile").read_text())
+    _, training_args, _ = cpu_vllm
+    device = 139.8 * GIB  # the H200 the check runs on, answering for a 16 GB card
+    budget = memory.apply_cap(float(cap), training_args, gpu=True, device_bytes=device)
+    assert fractions[0] * device + memory.CUDA_CONTEXT <= budget.bytes <= memory.T4_TOTAL_BYTES
 
 
 def test_the_cpu_estimate_holds_vllms_own_weights_and_kv_cache_and_no_cuda_context(cpu_vllm, monkeypatch):
@@ -87,7 +101,8 @@ def test_the_cpu_estimate_holds_vllms_own_weights_and_kv_cache_and_no_cuda_conte
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "2")
     found = memory.estimate(training_args, model_args, gpu=False, device_bytes=24 * GIB)
     assert found.parts["CUDA context"] == 0.0
-    assert found.parts["vLLM pool"] == pytest.approx(found.parts["weights"] + 2 * GIB)
+    assert found.parts["vLLM pool"] == pytest.approx(found.base_bytes + 2 * GIB)  # vLLM's layout of the base
+    assert found.base_bytes > found.parts["weights"]  # 4-bit: fp32 block scales on vLLM's side
     on_gpu = memory.estimate(training_args, model_args, gpu=True, device_bytes=16 * GIB)
     assert on_gpu.parts["vLLM pool"] == pytest.approx(0.3 * 16 * GIB)
 
@@ -100,7 +115,7 @@ def test_with_vllm_share_base_the_estimate_counts_the_base_once(cpu_vllm, monkey
     one = memory.estimate(training_args, model_args, gpu=gpu, device_bytes=16 * GIB, share_base=True)
     assert two.parts["weights"] > 0 and one.parts["weights"] == 0.0  # the trainer holds views of vLLM's copy
     assert one.parts["vLLM pool"] == two.parts["vLLM pool"]  # vLLM still holds the base (and the KV cache)
-    assert one.base_bytes == two.base_bytes == two.parts["weights"]
+    assert one.base_bytes == two.base_bytes > two.parts["weights"]  # vLLM's copy, with its fp32 block scales
     assert one.total < two.total
 
 
@@ -130,6 +145,39 @@ def test_the_cpu_peak_meter_sees_memory_the_process_touched_after_it_started(par
     result = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
     assert 0.9 * 512 * 1024**2 <= result["run"] <= 1.5 * 512 * 1024**2
     assert result["peak"] >= result["peak_rss"] == pytest.approx(result["rss_before_model"] + result["run"])
+
+
+def sampling_threads() -> list:
+    import threading
+
+    return [t for t in threading.enumerate() if t.name == "gpu-check-memory"]
+
+
+def test_no_sampling_thread_runs_while_the_trainer_and_vllm_are_built(monkeypatch):
+    """vLLM captures CUDA graphs while it loads, and a CUDA call from another thread during a capture can invalidate
+    it: the GPU check's meter samples from a thread only after build_trainer returned (here it refuses at once)."""
+    import train.grpo
+    from train.gpu_check.run import _train_and_measure
+
+    seen = []
+
+    def build_trainer(*args):
+        seen.append(len(sampling_threads()))
+        raise ConfigError("stop here")
+
+    monkeypatch.setattr(train.grpo, "build_trainer", build_trainer)
+    rows = _train_and_measure(None, None, None, None, False, None, {}, None)
+    assert seen == [0] and "stop here" in rows["GRPO steps"].fix
+
+
+def test_the_meter_samples_from_a_thread_only_once_told():
+    meter = memory.PeakMeter(gpu=False)
+    meter.start()
+    assert sampling_threads() == []
+    meter.start_sampling()
+    assert len(sampling_threads()) == 1
+    meter.stop()
+    assert sampling_threads() == []
 
 
 # ---- timing -----------------------------------------------------------------------------------

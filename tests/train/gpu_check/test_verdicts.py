@@ -290,3 +290,22 @@ def test_on_a_gpu_vllm_slower_than_transformers_fails():
 def test_on_cpu_the_speed_is_information():
     row = speed_row(speed(engine=3.2, hf=6.3), gpu=False)
     assert row.status == INFO and not row.failed
+
+
+@pytest.mark.parametrize(
+    ("gpu", "history", "tolerance", "source"),
+    [
+        (False, [{"sampling/sampling_logp_difference/mean": 0.2}], 0.08, "CPU calibration (4bit)"),  # CPU: calibrated
+        (True, [], 0.08, "CPU calibration (4bit)"),  # nothing logged (no importance sampling): the calibration
+        (True, [{"loss": 1.0}, {"sampling/sampling_logp_difference/mean": 0.03}], 0.08, "is below it"),
+        # GPU kernels noisier than the CPU's: held to the run's own first step, not failed as off-policy
+        (True, [{"sampling/sampling_logp_difference/mean": 0.06}, {"sampling/sampling_logp_difference/mean": 0.5}],
+         0.12, "2 x this run's first-step noise 0.06"),
+    ],
+    ids=["cpu", "gpu-nothing-logged", "gpu-quieter", "gpu-noisier"],
+)  # fmt: skip
+def test_on_a_gpu_the_on_policy_tolerance_follows_the_runs_own_first_measurement(gpu, history, tolerance, source):
+    from train.gpu_check.on_policy import tolerance_for
+
+    value, why = tolerance_for("4bit", history, gpu)
+    assert value == pytest.approx(tolerance) and source in why
