@@ -273,6 +273,10 @@ def _compare(candidate, reference, budget: Budget) -> None:
         if isinstance(candidate, Leaf):
             return _compare_leaf(candidate, reference, budget)
         if isinstance(candidate, Chain):  # "2 + 1 = 3": every part must be the value
+            if reference.name and not (candidate.name and _same_name(candidate.name, reference.name)):
+                raise _CandidateFailed(  # 1 = 1 is true, and says nothing about x
+                    Reason.MISMATCH, f"an equation without the variable {reference.name!r} does not answer for it"
+                )
             for part in candidate.parts:
                 _compare(part, reference, budget)
             return
@@ -315,7 +319,15 @@ def _compare_collections(candidate, reference: Collection, budget: Budget) -> No
         for cand_item, ref_item in zip(candidate.items, reference.items):
             _compare(cand_item, ref_item, budget)
         return
+    if len({_item_name(item) for item in reference.items} - {""}) > 1 and not all(map(_item_name, candidate.items)):
+        # x = 2, y = 3: which unnamed value is which is not written ("3, 2" would pay order-free, and "2, 3"
+        # only if the question listed x first, which the verifier cannot see)
+        raise _CandidateFailed(Reason.MISMATCH, "values without names for an answer that names each one")
     _compare_sets(candidate.items, reference.items, budget)
+
+
+def _item_name(node) -> str:
+    return getattr(node, "name", "")
 
 
 def _first_equal(item, options: list, budget: Budget) -> int | None:

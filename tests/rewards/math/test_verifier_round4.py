@@ -1,0 +1,212 @@
+r"""Round 4 (issue #29): the eight false-accept classes closed as classes, and the recall shapes real references use.
+
+Each class has the attack in several spellings, the honest answer it imitates (which must still pay), and the
+near misses beside it. Tables are (candidate, reference, expected); shapes picked from the public suites named in
+docs/verifier.md, the attacks from the classes the issue lists.
+"""
+
+import pytest
+
+from rewards import InvalidReference, grade, is_correct
+from rewards.math.math_verifier import check
+
+P = pytest.param
+pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")
+
+# 1. `and` between two conditions on one variable is their intersection, never a union
+AND_IS_INTERSECTION = [
+    P(r"x \in [1,2] \text{ and } x \in [3,4]", r"[1,2] \cup [3,4]", False, id="and-memberships-for-union"),
+    P(r"x \in [1,2] and x \in [3,4]", r"[1,2] \cup [3,4]", False, id="bare-and-memberships"),
+    P(
+        r"x \in (-\infty,-10] \text{ and } x \in (0,8)",
+        r"x \in (-\infty,-10] \text{ or } x \in (0,8)",
+        False,
+        id="and-for-or-reference",
+    ),
+    P(r"x \in [1,2] \text{ and } x > 0", r"[1,2] \cup (0,\infty)", False, id="and-membership-inequality"),
+    P(r"x \in [1,2], x \in [3,4]", r"[1,2] \cup [3,4]", False, id="comma-memberships-system-or-union"),
+    P(r"x < -1 \text{ and } x > 3", r"(-\infty,-1) \cup (3,\infty)", False, id="and-bounds-empty"),
+    # what `and` and `or` honestly say
+    P(r"x \in [1,2] \text{ or } x \in [3,4]", r"[1,2] \cup [3,4]", True, id="or-memberships-union"),
+    P(r"[1,2] \cup [3,4]", r"x \in [1,2] \text{ or } x \in [3,4]", True, id="union-for-or-memberships"),
+    P(r"x > -1 \text{ and } x < 3", "(-1, 3)", True, id="and-two-bounds"),
+    P(r"-3<t \text{ and } t<3", "(-3,3)", True, id="and-compound-t"),
+    P("(-3,3)", r"-3<t \text{ and } t<3", True, id="and-compound-t-ref"),
+    P(r"-3<t \text{ and } t\le 3", "(-3,3)", False, id="and-compound-closed-end"),
+    P(r"-3<t \text{ and } t<4", "(-3,3)", False, id="and-compound-wrong-bound"),
+]
+
+# 2. one interval answer is about one variable
+ONE_VARIABLE = [
+    P(r"x \in [1,2] \text{ or } y \in [3,4]", r"[1,2] \cup [3,4]", False, id="or-two-variables"),
+    P(r"x \in [-5,7) \text{ or } y \in (11, \infty)", r"x \in [-5,7) \cup (11,\infty)", False, id="or-second-renamed"),
+    P(r"x \in [1,2] \cup y \in [3,4]", r"[1,2] \cup [3,4]", False, id="cup-two-variables"),
+    P(r"x < -1 \text{ or } y > 3", r"(-\infty,-1) \cup (3,\infty)", False, id="or-inequalities-two-variables"),
+    P(r"t \in [1,2] \text{ or } t \in [3,4]", r"x \in [1,2] \cup [3,4]", False, id="other-variable-than-ref"),
+    P(r"x \in [1,2] \text{ or } x \in [3,4]", r"x \in [1,2] \cup [3,4]", True, id="same-variable"),
+    P(r"x \in [0,1], y \in [2,3]", r"x \in [0,1], y \in [2,3]", True, id="domain-and-range-identical"),
+    P(r"y \in [2,3], x \in [0,1]", r"x \in [0,1], y \in [2,3]", True, id="domain-and-range-any-order"),
+    P(r"x \in [2,3], y \in [0,1]", r"x \in [0,1], y \in [2,3]", False, id="domain-and-range-swapped"),
+    P(r"[2,3], [0,1]", r"x \in [0,1], y \in [2,3]", False, id="domain-and-range-unnamed"),
+]
+
+# 3. only a free symbol can be the variable of an inequality or a membership
+CONSTANT_IS_NOT_A_VARIABLE = [
+    P(r"\pi < 4", r"(-\infty,4)", False, id="pi-less-than"),
+    P(r"\pi < 9", r"\left(-\infty,\!9\right)", False, id="pi-left-right"),
+    P("e < 8", r"(-\infty,8)", False, id="e-less-than"),
+    P(r"e \in (-\infty, 5)", r"(-\infty, 5)", False, id="e-membership"),
+    P(r"\pi \in [3, 4]", "[3, 4]", False, id="pi-membership"),
+    P(r"3 < \pi < 4", "(3, 4)", False, id="pi-between"),
+    P(r"|\pi| < 4", "(-4, 4)", False, id="abs-pi"),
+    P(r"\{e \mid e < 3\}", r"(-\infty, 3)", False, id="set-builder-e"),
+    P(r"\pi = 3", "3", False, id="pi-named-value"),
+    P(r"\infty > 3", r"(-\infty, 3)", False, id="infinity-as-variable"),
+    P(r"0 < \sin(x) < 1", "(0, 1)", False, id="function-value-of-sin"),
+    # free symbols stay variables
+    P(r"\theta < 4", r"(-\infty,4)", True, id="theta-less-than"),
+    P("k < 4", r"(-\infty,4)", True, id="k-less-than"),
+    P(r"a_1 \in [0, 1]", "[0, 1]", True, id="subscripted-membership"),
+    P(r"|\theta| < 2", "(-2, 2)", True, id="abs-theta"),
+    P(r"e = \frac{\sqrt{3}}{2}", r"\frac{\sqrt{3}}{2}", True, id="eccentricity-named"),
+]
+
+# 4. a tuple's labels pair with its values
+TUPLE_LABELS = [
+    P("(y,x) = (1,2)", "(x,y)=(1,2)", False, id="labels-swapped"),
+    P("(y, x) = (2, 1)", "(x,y)=(1,2)", True, id="labels-swapped-values-swapped"),
+    P("(x,y) = (1,2)", "(y,x)=(2,1)", True, id="labels-swapped-ref"),
+    P("(x,y) = (2,1)", "(x,y)=(1,2)", False, id="values-swapped"),
+    P("(a,b) = (1,2)", "(x,y)=(1,2)", False, id="other-labels"),
+    P("(q, p) = (3, 2)", "(p,q) = (3,2)", False, id="pq-swapped"),
+    P("(q, p) = (2, 3)", "(p,q) = (3,2)", True, id="pq-swapped-both"),
+    P("(1,2)", "(x,y)=(1,2)", True, id="unnamed-tuple-in-order"),
+    P("(2,1)", "(x,y)=(1,2)", False, id="unnamed-tuple-out-of-order"),
+    P("(x,y,z) = (1,2,3)", "(x,y,z) = (1,2,3)", True, id="triple"),
+    P("(z,y,x) = (1,2,3)", "(x,y,z) = (1,2,3)", False, id="triple-reversed-labels"),
+]
+
+# 5. unnamed values never pay an answer that names each one (not in any order)
+NAMED_ANSWERS = [
+    P("3, 2", "x = 2, y = 3", False, id="unnamed-out-of-order"),
+    P("2, 3", "x = 2, y = 3", False, id="unnamed-in-order"),
+    P("-6, 1, -3", "x = 1, y = -6, z = -3", False, id="unnamed-three"),
+    P(r"\{2, 3\}", "x = 2, y = 3", False, id="unnamed-set"),
+    P("x = 2, 3", "x = 2, y = 3", False, id="half-named"),
+    P("y = 3, x = 2", "x = 2, y = 3", True, id="named-any-order"),
+    P("x = 3, y = 2", "x = 2, y = 3", False, id="named-values-swapped"),
+    P(r"x = 2 \text{ and } y = 3", "x = 2, y = 3", True, id="named-with-and"),
+    # one variable's roots are a set of values: no pairing to get wrong
+    P("3, 2", "x = 2, x = 3", True, id="roots-unnamed"),
+    P("x = 3, x = 2", "x = 2, x = 3", True, id="roots-named"),
+    P("3, 4", "x = 2, x = 3", False, id="roots-wrong"),
+]
+
+# 6. two values side by side are two answers, not a product; products people write stay products
+SIDE_BY_SIDE = [
+    P(r"\sqrt{4}\quad 3", "6", False, id="quad"),
+    P(r"\sqrt{4}\qquad 3", "6", False, id="qquad"),
+    P(r"\frac{1}{2}\,\frac{1}{3}", r"\frac{1}{6}", False, id="thin-space-fractions"),
+    P(r"\frac{1}{2}\;\frac{1}{3}", r"\frac{1}{6}", False, id="medium-space-fractions"),
+    P(r"\frac{1}{2} \frac{1}{3}", r"\frac{1}{6}", False, id="space-fractions"),
+    P(r"\frac{1}{2}\frac{1}{3}", r"\frac{1}{6}", False, id="adjacent-fractions"),
+    P(r"\dfrac{1}{2}~\dfrac{1}{3}", r"\frac{1}{6}", False, id="tilde-dfrac"),
+    P("\\sqrt{4}\n3", "6", False, id="newline"),
+    P("\\boxed{\\sqrt{4}\n3}", "6", False, id="newline-in-box"),
+    P(r"\sqrt{4}\n3", "6", False, id="escaped-newline"),
+    P(r"\sqrt{4}3", "6", False, id="adjacent-root-digit"),
+    P(r"\sqrt{4} 3", "6", False, id="space-root-digit"),
+    P(r"(1+2)\,3", "9", False, id="paren-digit"),
+    P(r"3!\,2", "12", False, id="factorial-digit"),
+    P(r"2\quad x", "2x", False, id="quad-coefficient"),
+    P("3\n-1", "2", False, id="newline-then-sign"),
+    P(r"\pi\quad 2", r"2\pi", False, id="quad-pi"),
+    P(r"x\,3", "3x", False, id="variable-then-digit"),
+    P(r"4 \quad 4", "16", False, id="quad-digits"),
+    P(r"2\quad 300", "2300", False, id="quad-not-thousands"),
+    # legitimate products and forms
+    P(r"2\pi", r"2 \pi", True, id="coefficient-pi"),
+    P(r"3\sqrt{2}", r"\sqrt{18}", True, id="coefficient-root"),
+    P(r"2 \sqrt{3}", r"\sqrt{12}", True, id="coefficient-space-root"),
+    P(r"3\,\sqrt{2}", r"\sqrt{18}", True, id="coefficient-thin-root"),
+    P("2x", "x + x", True, id="coefficient-variable"),
+    P(r"(1+i)(2-i)", r"(1+i)(2-i)", True, id="bracket-product"),
+    P(r"2\frac{1}{3}", r"\frac{7}{3}", True, id="mixed-number"),
+    P(r"\log_2 8", "3", True, id="subscript-digit"),
+    P(r"\sqrt{2}\sqrt{3}", r"\sqrt{6}", True, id="root-times-root"),
+    P(r"1\,000", "1000", True, id="thin-space-thousands"),
+    P(r"5 \quad \text{cm}", "5 cm", True, id="quad-unit"),
+    P(r"\frac{1}{2}x", r"\frac{x}{2}", True, id="fraction-times-variable"),
+    P(r"x^{2} y", "x^2 y", True, id="exponent-group-then-variable"),
+    P(r"3 \quad \text{or} \quad 4", "3, 4", True, id="quad-around-or"),
+]
+
+# 7. a unicode root takes its whole operand
+UNICODE_ROOT = [
+    P("√16", "6", False, id="root16-not-root1-times-6"),
+    P("√16", "4", True, id="root16"),
+    P("√2", r"\sqrt{2}", True, id="root2"),
+    P("√(2x)", r"\sqrt{2x}", True, id="root-paren"),
+    P("√{12}", r"2\sqrt{3}", True, id="root-brace"),
+    P("3√2", r"\sqrt{18}", True, id="coefficient-root"),
+    P("√2/2", r"\frac{\sqrt{2}}{2}", True, id="root-over-two"),
+    P("√2x", r"\sqrt{2}x", False, id="root-operand-unclear"),
+    P(r"\sqrt16", "6", False, id="latex-root-two-digits"),
+    P(r"\sqrt16", "4", False, id="latex-root-two-digits-ambiguous"),
+    P("sqrt16", "4", False, id="plain-root-two-digits"),
+    P(r"\sqrt2", "\\sqrt{2}", True, id="latex-root-one-digit"),
+]
+
+# 8. an equation with no variable is not an answer to one with a variable
+TAUTOLOGIES = [
+    P("1=1", "x=1", False, id="one-equals-one"),
+    P("0 = 0", "x = 0", False, id="zero-equals-zero"),
+    P("2 + 1 = 3", "x = 3", False, id="arithmetic-for-named"),
+    P("3 = 3", "y = 3", False, id="tautology-named-y"),
+    P("x = 1 = 1", "y = 1", False, id="named-chain-other-name"),
+    P("x = 2 + 1 = 3", "x = 3", True, id="named-chain-same-name"),
+    P("2 + 1 = 3", "3", True, id="arithmetic-for-value"),
+    P("1 = 1", "x^2 + y^2 = 1", False, id="tautology-for-equation"),
+    P("0 = 0", "x - 1 = 0", False, id="zero-for-equation"),
+    P("x = 1", "x=1", True, id="the-equation"),
+    P("1 = x", "x=1", True, id="the-equation-reversed"),
+    P("2=y", "y=2", True, id="reversed-named"),
+    P("2=y", "y=3", False, id="reversed-named-wrong"),
+]
+
+CLASSES = AND_IS_INTERSECTION + ONE_VARIABLE + CONSTANT_IS_NOT_A_VARIABLE + TUPLE_LABELS + NAMED_ANSWERS
+CLASSES += SIDE_BY_SIDE + UNICODE_ROOT + TAUTOLOGIES
+
+
+@pytest.mark.parametrize(("candidate", "reference", "expected"), CLASSES)
+def test_false_accept_classes(candidate, reference, expected):
+    assert is_correct(candidate, reference) is expected, check(candidate, reference).detail
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        P("ANSWER: 3\nANSWER: 2", "x = 2, y = 3", False, id="answer-lines-unnamed"),
+        P("ANSWER: 2\nANSWER: 3", "x = 2, y = 3", False, id="answer-lines-unnamed-in-order"),
+        P(r"\boxed{3} and \boxed{2}", "x = 2, y = 3", False, id="boxes-unnamed"),
+        P("ANSWER: y = 3\nANSWER: x = 2", "x = 2, y = 3", True, id="answer-lines-named"),
+        P("ANSWER: 3\nANSWER: 2", "2, 3", True, id="answer-lines-for-a-list"),
+        P("So \\boxed{\\sqrt{4}\n3}.", "6", False, id="newline-inside-box"),
+    ],
+)
+def test_false_accept_classes_in_completions(completion, reference, expected):
+    assert grade(completion, reference).correct is expected
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        r"x \in [1,2] \text{ and } x \in [3,4]",
+        r"x \in [1,2] \text{ or } y \in [3,4]",
+        r"\frac{1}{2}\,\frac{1}{3}",
+        "√2x",
+    ],
+)
+def test_unreadable_references_say_so(reference):
+    with pytest.raises(InvalidReference):
+        is_correct("1", reference)
