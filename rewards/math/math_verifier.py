@@ -270,6 +270,14 @@ def _as_intervals(candidate, reference):
 def _compare(candidate, reference, budget: Budget) -> None:
     """Return if ``candidate`` is the reference's answer; raise _CandidateFailed otherwise."""
     if isinstance(reference, Leaf):
+        if _is_relation(reference):
+            if isinstance(candidate, Leaf) and not candidate.equation and not _is_value(candidate):
+                candidate = structure.as_interval_set(candidate.text) or candidate  # -4 \le t \le 4
+            ref_set = structure.as_interval_set(reference.text)  # 0 < x < 1 is read, not solved
+            if ref_set is not None and isinstance(candidate, Collection):
+                return _compare(candidate, ref_set, budget)
+            if ref_set is None and (_is_value(candidate) or isinstance(candidate, Collection)):
+                return _compare_solutions(candidate, reference, budget)
         if isinstance(candidate, Leaf):
             return _compare_leaf(candidate, reference, budget)
         if isinstance(candidate, Chain):  # "2 + 1 = 3": every part must be the value
@@ -291,6 +299,64 @@ def _compare(candidate, reference, budget: Budget) -> None:
                 _compare(cand_cell, ref_cell, budget)
         return
     _compare_collections(candidate, reference, budget)
+
+
+_RELATION = re.compile(r"(?<![<>!\\])=|<|>|\\le|\\ge|\\lt|\\gt")
+
+
+def _is_relation(node) -> bool:
+    """An unnamed equation or inequality leaf (``t^2 = 9``, ``t^2 \\le 16``): the answer is its solution set."""
+    return isinstance(node, Leaf) and not node.name and (node.equation or bool(_RELATION.search(node.text)))
+
+
+def _is_value(node) -> bool:
+    return isinstance(node, Leaf) and not node.equation and not _RELATION.search(node.text)
+
+
+def _set_text(node, intervals: bool) -> str | None:
+    r"""A candidate set as LaTeX the worker reads as a sympy set: ``\{3, -3\}``, ``[-4, 4] \cup (5, \infty)``."""
+    if _is_value(node):
+        return "\\{" + node.text + "\\}"
+    if intervals and structure.is_interval(node) and all(_is_value(end) for end in node.items):
+        return f"{node.brackets[0]}{node.items[0].text}, {node.items[1].text}{node.brackets[1]}"
+    if isinstance(node, Collection) and not node.ordered and node.items:
+        if all(_is_value(item) for item in node.items):
+            return "\\{" + ", ".join(item.text for item in node.items) + "\\}"
+        if intervals and all(structure.is_interval(item) for item in node.items):
+            parts = [_set_text(item, intervals) for item in node.items]
+            return None if None in parts else " \\cup ".join(parts)
+    return None
+
+
+def _names(node) -> set[str]:
+    found = {node.name} if getattr(node, "name", "") else set()
+    for item in getattr(node, "items", ()):
+        found |= _names(item) if isinstance(item, Leaf | Collection) else set()
+    return found
+
+
+def _compare_solutions(candidate, reference: Leaf, budget: Budget) -> None:
+    r"""``t = 3 \text{ or } t = -3`` (or ``3, -3``, ``t = \pm 3``) for ``t^2 = 9``; ``[-4, 4]`` for ``t^2 \le 16``.
+
+    The worker solves the reference exactly (``rewards.math.solution_sets``); the candidate must be explicit
+    (values or intervals), and any name it gives must be the reference's one variable.
+    """
+    is_equation = not re.search(r"<|>|\\le|\\ge|\\lt|\\gt", reference.text)
+    text = _set_text(candidate, intervals=not is_equation)
+    if text is None:
+        raise _CandidateFailed(Reason.MISMATCH, f"not the solution set of {reference.text!r}")
+    variables = set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", reference.text)))
+    names = _names(candidate)
+    if names and (len(variables) != 1 or names != variables):
+        raise _CandidateFailed(Reason.MISMATCH, f"names {sorted(names)} are not the variable of {reference.text!r}")
+    status, detail = _symbolic(text, reference.text, None, budget)
+    if status == "equal":
+        return
+    if status == "ref_invalid":
+        raise InvalidReference(f"reference {reference.text!r} cannot be parsed: {detail}")
+    if status in ("different", "cand_unparseable"):
+        raise _CandidateFailed(Reason.MISMATCH, f"got {text!r}, not the solution set of {reference.text!r}")
+    raise _CandidateFailed(Reason.TOO_COMPLEX, f"{text!r}: {detail}")
 
 
 def _in_name_order(candidate: Collection, reference: Collection) -> Collection:

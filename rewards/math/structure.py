@@ -79,6 +79,8 @@ _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[\s(\[\]).|\\])\s*(\.)?")
 TEXT_COMMANDS = ("text", "textbf", "textit", "textrm", "textnormal", "mbox", "mathrm")
 _TEXT_CMD = re.compile(r"\\(?:" + "|".join((*TEXT_COMMANDS, "mathbf", "operatorname")) + r")\s*\{")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree\b")
+_TRIG = re.compile(r"(?<![A-Za-z])(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
+_DEGREE_ANGLE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\degree\b)")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _SPACE_THOUSANDS = re.compile(r"\b(\d{1,3}(?: \d{3})+)\b(?![.,]?\d)")
 _OR_WORDS = re.compile(r"\s*,?\s*(?:\\text\{\s*(?:or|and)\s*\}|\b(?:or|and)\b)\s*")
@@ -132,6 +134,8 @@ def normalize(text: str) -> str:
     text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
     text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
     text = text.replace(r"\varnothing", r"\emptyset")
+    text = re.sub(r"\\leq(?:slant|q)(?![A-Za-z])", r"\\le ", text)  # \leqslant is \le (never a product q*...)
+    text = re.sub(r"\\geq(?:slant|q)(?![A-Za-z])", r"\\ge ", text)
     text = re.sub(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))", ",", text)  # 11,\! 111,\! 100: LaTeX thousands separators
     text = text.replace("{,}", ",").replace(r"\!", "").replace(r"\cfrac", r"\frac")
     text = re.sub(r"(?<!\\)\\$", "", text.rstrip())  # a stray trailing backslash ("185\\")
@@ -141,6 +145,8 @@ def normalize(text: str) -> str:
         text = text.replace(plain, tex)
     text = re.sub(r"\s*\b(?:percent|percentage|pct)\b\.?$", "%", text)
     text = _LEFT_RIGHT.sub("", text)
+    if _TRIG.search(text):  # \sin 30^\circ: an angle in degrees inside an expression is a number of radians
+        text = _DEGREE_ANGLE.sub(r"(\\frac{\1 \\pi}{180})", text)
     text = _DEGREES.sub(" degrees", text)
     if _HEDGE_MARKERS.search(text):
         raise Unparseable("approximate or open-ended answer (≈, ~, ..., ?)")
@@ -377,11 +383,16 @@ def _named(node, name: str):
     return node
 
 
+_BUILDER_BAR = re.compile(r"\\mid(?![A-Za-z])|(?<!\\)\||:")
+
+
 def _bracketed(text: str, equations: str):
     """``(1, 2)`` tuple, ``[0, 9)`` interval, ``\\{1, 2\\}`` set, ``(0;-2;6)``; plain parentheses unwrapped."""
     if not (outer := outer_brackets(text)):
         return None
     opener, inner, closer = outer
+    if opener == r"\{" and len(split_top(inner, _BUILDER_BAR)) > 1:  # the interval reader did not take it
+        raise Unparseable("a set-builder set that is not an interval of real numbers: not read")
     items = split_top(inner, re.compile(","))
     if len(items) == 1 and ";" in inner:
         items = split_top(inner, re.compile(";"))  # (0;-2;6)

@@ -174,8 +174,147 @@ TAUTOLOGIES = [
     P("2=y", "y=3", False, id="reversed-named-wrong"),
 ]
 
+# ---- recall (item 4): shapes real references use, each with its wrong twins -------------------------------
+
+# a reference equation or inequality in one variable is answered by its exact solution set (never the reverse:
+# a candidate that restates the relation has not solved it)
+SOLUTION_SETS = [
+    P(r"t=3 \text{ or } t=-3", "t^2=9", True, id="or-list-for-equation"),
+    P(r"t = \pm 3", "t^2=9", True, id="pm-for-equation"),
+    P(r"x=\pm 3", "x^2=9", True, id="pm-for-equation-x"),
+    P("3, -3", "t^2=9", True, id="unnamed-roots-for-equation"),
+    P(r"\{-3, 3\}", "t^2 - 9 = 0", True, id="set-for-equation"),
+    P(r"x = 2 \text{ or } x = 3", "x^2 - 5x + 6 = 0", True, id="quadratic-roots"),
+    P(r"x = \frac{-1 \pm \sqrt{13}}{4}", "2x^2 + x - 3/2 = 0", True, id="irrational-roots"),
+    P("t = 3", "2t = 6", True, id="linear-named"),
+    P("3", "2t = 6", True, id="linear-value"),
+    P("t=3", "t^2=9", False, id="one-root-missing"),
+    P(r"t=3 \text{ or } t=-3 \text{ or } t=0", "t^2=9", False, id="extra-root"),
+    P(r"t=3 \text{ or } t=3", "t^2=9", False, id="root-repeated-not-the-other"),
+    P(r"x=3 \text{ or } x=-3", "t^2=9", False, id="other-variable"),
+    P(r"t = \pm 9", "t^2=9", False, id="pm-wrong"),
+    P("x = 1", "x^3 = 1", False, id="real-root-of-cubic-only"),
+    P(r"x = 2 \text{ or } x = -3", "x^2 - 5x + 6 = 0", False, id="quadratic-sign-flipped"),
+    P("3", "x^2 + y^2 = 9", False, id="two-variable-equation"),
+    P(r"x = \pm 1", r"\frac{x^2-1}{x-1} = 0", False, id="pole-is-not-a-root"),
+    P("x = -1", r"\frac{x^2-1}{x-1} = 0", True, id="roots-without-the-pole"),
+    P("t^2=9", r"t=3 \text{ or } t=-3", False, id="restated-equation-for-roots"),
+    P("t^2=9", "t^2=9", True, id="same-equation"),
+    # inequalities: the reference's exact real solution set
+    P(r"|t|\le 4", r"t^2\le 16", True, id="abs-for-square"),
+    P("[-4,4]", r"t^2\le 16", True, id="interval-for-square"),
+    P(r"-4 \le t \le 4", r"t^2\le 16", True, id="chain-for-square"),
+    P(r"t \in [-4, 4]", r"t^2\le 16", True, id="membership-for-square"),
+    P(r"x < -1 \text{ or } x > 3", "x^2 - 2x - 3 > 0", True, id="union-for-quadratic"),
+    P(r"(-\infty,-1) \cup (3,\infty)", "x^2 - 2x - 3 > 0", True, id="union-interval-for-quadratic"),
+    P("(-4,4)", r"t^2\le 16", False, id="open-for-closed"),
+    P(r"|t| < 4", r"t^2\le 16", False, id="strict-abs-for-closed"),
+    P(r"t \le 4", r"t^2\le 16", False, id="one-sided"),
+    P("[-4,4]", r"t^2 < 16", False, id="closed-for-open"),
+    P(r"x < -1 \text{ or } x \ge 3", "x^2 - 2x - 3 > 0", False, id="union-one-end-closed"),
+    P(r"(-1, 3)", "x^2 - 2x - 3 > 0", False, id="complement"),
+    P(r"y \in [-4, 4]", r"t^2\le 16", False, id="membership-other-variable"),
+    P(r"t^2\le 16", r"|t|\le 4", False, id="restated-square-for-abs"),
+]
+
+# plain CAS syntax (nested calls, e^(...), f^log(g), a trailing dot)
+CAS_SYNTAX = [
+    P("sqrt(3)+1", "sqrt(4+2*sqrt(3))", True, id="nested-radical-ref"),
+    P("sqrt(4+2*sqrt(3))", r"1+\sqrt{3}", True, id="nested-radical-cand"),
+    P("sqrt(3)-1", "sqrt(4+2*sqrt(3))", False, id="nested-radical-sign"),
+    P("sqrt(3)+2", "sqrt(4+2*sqrt(3))", False, id="nested-radical-off"),
+    P("e^(2*x)", "e^(2x)", True, id="e-paren-exponent"),
+    P("exp(2x)", "e^(2x)", True, id="exp-for-e-power"),
+    P("e^(3x)", "e^(2x)", False, id="e-paren-exponent-wrong"),
+    P("x^log(2)", "x^log(2)", True, id="log-exponent-identical"),
+    P(r"x^{\log(2)}", "x^log(2)", True, id="log-exponent-braced"),
+    P("x^log(3)", "x^log(2)", False, id="log-exponent-wrong"),
+    P("2^(1/2)", r"\sqrt{2}", True, id="paren-exponent-root"),
+    P("7/2.", "3.5", True, id="trailing-dot"),
+    P("3.5", "7/2.", True, id="trailing-dot-ref"),
+    P("7/3.", "3.5", False, id="trailing-dot-wrong"),
+    P("4.", "4", True, id="integer-trailing-dot"),
+]
+
+# complex numbers: i is the imaginary unit when it is the only letter on both sides
+COMPLEX = [
+    P("3+i", "(1+i)(2-i)", True, id="product-ref"),
+    P("(1+i)(2-i)", "3+i", True, id="product-cand"),
+    P("3-i", "(1+i)(2-i)", False, id="product-conjugate"),
+    P("2", "(1+i)(1-i)", True, id="real-product"),
+    P("-1", "i^2", True, id="i-squared"),
+    P("1", "i^2", False, id="i-squared-wrong"),
+    P(r"\frac{1}{2} - \frac{1}{2}i", r"\frac{1}{1+i}", True, id="reciprocal"),
+    P(r"\frac{1}{2} + \frac{1}{2}i", r"\frac{1}{1+i}", False, id="reciprocal-conjugate"),
+    P("x^2 + 1", "x^2 - i^2", False, id="other-letters-keep-i-a-variable"),
+]
+
+# degrees inside trigonometric expressions are angles; a bare `30^\circ` stays a value with a unit
+DEGREES = [
+    P(r"\frac{1}{2}", r"\sin 30^\circ", True, id="sin-30-degrees"),
+    P(r"\sin 30^\circ", r"\frac{1}{2}", True, id="sin-30-degrees-cand"),
+    P(r"\frac{\sqrt{3}}{2}", r"\sin 30^\circ", False, id="sin-30-is-not-sin-60"),
+    P(r"\sin 60^\circ", r"\cos 30^\circ", True, id="cofunction"),
+    P(r"\sin 30^\circ", r"\cos 30^\circ", False, id="cofunction-wrong"),
+    P(r"\sin x", r"\cos(90^\circ - x)", True, id="cofunction-identity"),
+    P(r"\cos x", r"\cos(90^\circ - x)", False, id="cofunction-identity-wrong"),
+    P(r"\tan 45°", "1", True, id="unicode-degree"),
+    P(r"30^\circ", "30", True, id="bare-degrees-unit"),
+    P(r"\frac{\pi}{6}", r"30^\circ", False, id="radians-for-degrees-not-converted"),
+]
+
+RECALL = SOLUTION_SETS + CAS_SYNTAX + COMPLEX + DEGREES
+
+
+@pytest.mark.parametrize(("candidate", "reference", "expected"), RECALL)
+def test_recall_shapes(candidate, reference, expected):
+    assert is_correct(candidate, reference) is expected, check(candidate, reference).detail
+
+
+# found by the independent oracle (branch `oracle`, /work/notes/oracle-findings.md), each a false accept before
+ORACLE_FINDINGS = [
+    P("−7, 6", "x = -7, y = 6", False, id="oracle-5-unnamed-in-order"),
+    P(r"e \in (-\infty, 5)", "(−infinity, 5)", False, id="oracle-3-e-membership"),
+    P(
+        r"x \in \left(-5,\!-3\right) \text{ and } x \in \left(-1,\quad 0\right]",
+        r"-5 < x < -3\text{ or }-1 < x \le 0",
+        False,
+        id="oracle-1-and-memberships",
+    ),
+    P(
+        "x \\in (-5,\n-2] \\quad\\text{or}\\quad y \\in [0,\\,\\infty)",
+        r"(-5,\;-2] \cup [0,\!\infty)",
+        False,
+        id="oracle-2-newline-quad-or",
+    ),
+    P(r"\dfrac{\pi}{3}\;6", r"\left(\frac{\pi}{3}\right)*6", False, id="oracle-6-medium-space"),
+    P("13\n\\sqrt{6}", r"13\sqrt{6}", False, id="oracle-6-newline-before-root"),
+    P(r"\sqrt{3}\,\dfrac{\pi}{6}", "√(3)*(π/6)", False, id="oracle-6-root-then-fraction"),
+    P(r"\dfrac{8}{9}  \dfrac{\pi}{6}", r"(\frac{8}{9})*(\frac{\pi}{6})", False, id="oracle-6-two-spaces"),
+    P(r"4*\sqrt{6}\,31", "(4*sqrt(6))*31", False, id="oracle-6-root-then-number"),
+    P("9 = 9", "y = 9", False, id="oracle-8-tautology-y"),
+    P("x - x = 0", "x = 0", False, id="oracle-8-cancelling-variable"),
+    P(
+        r"\left(y, x\right) = \left(−5,\,9\right)",
+        r"\left(x, y\right) = \left(-5,9\right)",
+        False,
+        id="oracle-4-left-right",
+    ),
+    P("(y, x, z) = (4, 41, -8)", "(x, y, z) = (4,41,-8)", False, id="oracle-4-triple"),
+    P("√45", "sqrt(4)*5", False, id="oracle-7-root45"),
+    P("√81", r"\sqrt{8} \cdot 1", False, id="oracle-7-root81"),
+    P("√81", "9", True, id="oracle-7-root81-honest"),
+    # class 9 (oracle, 00:53): \leqslant was not read, and a set-builder leaf became a tautology t/t <= 13
+    P(r"\{t : t\leqslant 13\}", r"\{t : t\leqslant 99\}", False, id="oracle-9-leqslant-bound"),
+    P(r"\{t : t\leqslant 13\}", r"\{s : s\leqslant 13\}", False, id="oracle-9-leqslant-variable"),
+    P(r"\{t : t\leqslant 13\}", r"\{t : t \le 13\}", True, id="oracle-9-leqslant-is-le"),
+    P(r"x \leqslant 13", r"(-\infty, 13]", True, id="oracle-9-leqslant-recall"),
+    P(r"x \geqslant 13", r"(-\infty, 13]", False, id="oracle-9-geqslant-wrong"),
+    P(r"\{t : t^2 \le 13\}", r"[-\sqrt{13}, \sqrt{13}]", False, id="set-builder-not-an-interval"),
+]
+
 CLASSES = AND_IS_INTERSECTION + ONE_VARIABLE + CONSTANT_IS_NOT_A_VARIABLE + TUPLE_LABELS + NAMED_ANSWERS
-CLASSES += SIDE_BY_SIDE + UNICODE_ROOT + TAUTOLOGIES
+CLASSES += SIDE_BY_SIDE + UNICODE_ROOT + TAUTOLOGIES + ORACLE_FINDINGS
 
 
 @pytest.mark.parametrize(("candidate", "reference", "expected"), CLASSES)
@@ -205,6 +344,7 @@ def test_false_accept_classes_in_completions(completion, reference, expected):
         r"x \in [1,2] \text{ or } y \in [3,4]",
         r"\frac{1}{2}\,\frac{1}{3}",
         "√2x",
+        r"\{t : t^2 \le 99\}",
     ],
 )
 def test_unreadable_references_say_so(reference):
