@@ -304,6 +304,24 @@ ORACLE_FINDINGS = [
     P("√45", "sqrt(4)*5", False, id="oracle-7-root45"),
     P("√81", r"\sqrt{8} \cdot 1", False, id="oracle-7-root81"),
     P("√81", "9", True, id="oracle-7-root81-honest"),
+    P(
+        r"y \in [1,2] \cup (3, \infty)",
+        r"t \in [1,2] \text{ or } t \in (3,\infty)",
+        False,
+        id="oracle-2-or-reference-keeps-name",
+    ),
+    P(
+        r"t \in [1,2] \cup (3, \infty)",
+        r"t \in [1,2] \text{ or } t \in (3,\infty)",
+        True,
+        id="oracle-2-or-reference-same-name",
+    ),
+    P(
+        r"t \in [7, 9) \text{ and } t \in [5, 12]",
+        r"t \in [7,9)\text{ or }t \in [5,12]",
+        False,
+        id="oracle-1-and-overlapping",
+    ),
     # class 9 (oracle, 00:53): \leqslant was not read, and a set-builder leaf became a tautology t/t <= 13
     P(r"\{t : t\leqslant 13\}", r"\{t : t\leqslant 99\}", False, id="oracle-9-leqslant-bound"),
     P(r"\{t : t\leqslant 13\}", r"\{s : s\leqslant 13\}", False, id="oracle-9-leqslant-variable"),
