@@ -29,6 +29,8 @@ _GAP = re.compile(
     r"|\\q?quad(?![A-Za-z])|\\hspace\*?\{[^{}]*\}|\\enspace(?![A-Za-z]))*"
 )
 _FRACTION = re.compile(r"\\[dtc]?frac(?![A-Za-z])")
+_NUMBER_START = re.compile(r"\d|\.\d")
+_WORD_AFTER = re.compile(r"(?:or|and)\b")
 # what starts a new value after a wide gap: not a unit or word in \text{}, not an operator or relation
 _NEW_VALUE = re.compile(
     r"[0-9A-Za-z(\[+-]|\.\d|\\(?:[dtc]?frac|sqrt|pi|left|\{|alpha|beta|gamma|delta|theta|lambda|mu|phi|omega)"
@@ -39,6 +41,7 @@ _NO_VALUE_BEFORE_GROUP = re.compile(
     r"(?:[_^]|\\(?:[dtc]?frac|binom|text\w*|mathrm|mbox|operatorname|mathbf|mathit|begin|end|sqrt))\s*$"
 )
 _VALUE_COMMANDS = frozenset({"pi", "infty"})
+_WINDOW = 32  # characters looked back for the command before a group or a number: keeps the scan linear
 _SQRT_DIGITS = re.compile(r"(?:\\sqrt|(?<![A-Za-z\\])sqrt)\s*\d{2}")
 
 
@@ -62,13 +65,13 @@ def _ends_value(text: str, j: int, openers: dict[int, int], wide: bool) -> bool:
         k = j
         while k > 0 and (text[k - 1].isdigit() or text[k - 1] == "."):
             k -= 1
-        before = text[:k]
+        before = text[max(0, k - _WINDOW) : k]
         return not (before.endswith(("_", "^")) or re.search(r"\\(?:[dtc]?frac|sqrt|binom)\s*$", before))
     if ch == "}":
         o = openers.get(j)
         if o is None:
             return False
-        before = text[:o]
+        before = text[max(0, o - _WINDOW) : o]
         if _NO_VALUE_BEFORE_GROUP.search(before):
             return bool(re.search(r"\\sqrt\s*$", before))  # \sqrt{4} is a value; \frac{1} and x^{2} are not
         return bool(re.search(r"[0-9A-Za-z]", text[o:j]))  # 14{,}916 is one number
@@ -76,13 +79,14 @@ def _ends_value(text: str, j: int, openers: dict[int, int], wide: bool) -> bool:
         return True
     if ch == "]":
         o = openers.get(j)
-        return o is not None and not re.search(r"\\sqrt\s*$", text[:o])
+        return o is not None and not re.search(r"\\sqrt\s*$", text[max(0, o - _WINDOW) : o])
     if ch == "!":
         return not (j and text[j - 1] == "\\")
     if ch.isalpha():
-        m = re.search(r"(\\?)([A-Za-z]+)$", text[: j + 1])
+        window = text[max(0, j + 1 - _WINDOW) : j + 1]
+        m = re.search(r"(\\?)([A-Za-z]+)$", window)
         backslash, word = m.group(1), m.group(2)
-        if text[: m.start()].endswith(("_", "^")):
+        if window[: m.start()].endswith(("_", "^")):
             return False
         if backslash:
             return word in _VALUE_COMMANDS or (wide and word not in ("cdot", "times", "div", "le", "ge", "ne", "in"))
@@ -105,27 +109,29 @@ def refuse_side_by_side(text: str) -> None:
         if start == 0 or end >= len(text):
             continue
         wide = bool(_WIDE_GAP.search(m.group()))
-        gap = start < end
+        starts_number = bool(_NUMBER_START.match(text, end))
+        starts_fraction = bool(_FRACTION.match(text, end))
+        if not (wide or starts_number or starts_fraction):
+            continue
         left_end = start - 1
-        right = text[end:]
-        starts_number = bool(re.match(r"\d|\.\d", right))
-        starts_fraction = bool(_FRACTION.match(right))
-        if not (wide or starts_number or starts_fraction) or not _ends_value(text, left_end, openers, wide):
+        if not wide and text[left_end].isdigit():
+            continue  # 1\,000 and "2 3" are the thousands rule's (structure.normalize); 2\frac{1}{3} is a mixed number
+        if not _ends_value(text, left_end, openers, wide):
             continue
         left_char = text[left_end]
         if wide:
-            refused = bool(_NEW_VALUE.match(right)) and not re.match(r"(?:or|and)\b", right)
-        elif left_char.isdigit():
-            # 1\,000 and "2 3" are the thousands rule's (structure.normalize); 2\frac{1}{3} is a mixed number
-            refused = False
+            refused = bool(_NEW_VALUE.match(text, end)) and not _WORD_AFTER.match(text, end)
         elif left_char.isalpha():
-            refused = gap and starts_number
+            refused = start < end and starts_number
         else:
             refused = starts_number or starts_fraction
         if refused:
-            head = text[max(0, left_end - 11) : left_end + 1].split()[-1] if text[: left_end + 1].split() else ""
-            tail = right[:12].split()[0] if right.split() else right[:12]
-            raise Unparseable(f"two values side by side ({head!r} and {tail!r}): two answers, not a product")
+            head = text[max(0, left_end - 11) : left_end + 1].split()
+            tail = text[end : end + 12].split()
+            raise Unparseable(
+                f"two values side by side ({head[-1] if head else ''!r} and {tail[0] if tail else ''!r}): "
+                "two answers, not a product"
+            )
 
 
 def unicode_roots(text: str) -> str:
