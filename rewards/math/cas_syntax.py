@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import re
 
-from rewards.math.answer_tree import Unparseable, matching_close
+from rewards.math.answer_tree import Unparseable, matching_close, split_top
 
 _PLAIN_FUNCS = re.compile(
-    r"(?<![\\A-Za-z])(sqrt|sin|cos|tan|cot|sec|csc|log|ln|exp|pi|theta|alpha|beta|infty)(?![A-Za-z])"
+    r"(?<![\\A-Za-z])(sqrt|sinh|cosh|tanh|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|log|ln|exp|pi|theta|alpha|beta"
+    r"|infty)(?![A-Za-z])"
 )
+_ARC = re.compile(r"(?<![\\A-Za-z])a(sin|cos|tan)(?=\s*\()")  # asin(x) is arcsin(x), never a*s*i*n*x
+# calls the grammar has no plain spelling for: abs(x) -> |x|, cbrt(x) -> \sqrt[3]{x}, log(a, b) -> \log_{b}(a)
+_CALL = re.compile(r"(?<![\\A-Za-z])(abs|Abs|cbrt|log)\s*\(")
 _DECIMAL = re.compile(r"(?<![\d.])(\d+)\.(\d+)(?![\d.])")
 _TRAILING_POINT = re.compile(r"(?<![\d.])(\d+)\.(?![\d.A-Za-z\\{(])")  # 7/2. and 4. are 7/2 and 4
 # an exponent that is a call or a bracket: x^log(2), e^(2x), 2^\sqrt(3), e^-(x) is not touched
@@ -48,9 +52,38 @@ def _brace_call_exponents(text: str) -> str:
     return "".join(out)
 
 
+def _rewrite_calls(text: str) -> str:
+    r"""``abs(x-1)`` -> ``|x-1|``, ``cbrt(8)`` -> ``\sqrt[3]{8}``, ``log(8, 2)`` -> ``\log_{2}(8)``; nested ones too."""
+    out, i = [], 0
+    while (m := _CALL.search(text, i)) is not None:
+        close = matching_close(text, m.end() - 1, "()")
+        if close < 0:
+            raise Unparseable(f"unbalanced parentheses after {m.group(1)}")
+        inner = _rewrite_calls(text[m.end() : close])
+        name = m.group(1)
+        out.append(text[i : m.start()])
+        if name.lower() == "abs":
+            out.append(f"\\left|{inner}\\right|")
+        elif name == "cbrt":
+            out.append(f"\\sqrt[3]{{{inner}}}")
+        else:
+            args = split_top(inner, re.compile(","))
+            if len(args) == 2:
+                out.append(f"\\log_{{{args[1]}}}({args[0]})")
+            elif len(args) == 1:
+                out.append(f"log({inner})")
+            else:
+                raise Unparseable("log with more than two arguments")
+        i = close + 1
+    out.append(text[i:])
+    return "".join(out)
+
+
 def to_latex(text: str) -> str:
     """Plain-text math (``sqrt(2)/2``, ``x**2``, ``pi``) rewritten into the LaTeX the grammar reads."""
     text = text.replace("**", "^")
+    text = _ARC.sub(r"arc\1", text)
+    text = _rewrite_calls(text)
     text = _PLAIN_FUNCS.sub(r"\\\1", text)
     text = _parens_to_braces_after_sqrt(text)
     text = _brace_call_exponents(text)

@@ -234,6 +234,16 @@ CAS_SYNTAX = [
     P("3.5", "7/2.", True, id="trailing-dot-ref"),
     P("7/3.", "3.5", False, id="trailing-dot-wrong"),
     P("4.", "4", True, id="integer-trailing-dot"),
+    P("atan(1)", r"\frac{\pi}{4}", True, id="atan"),
+    P("atan(1)", r"\frac{\pi}{3}", False, id="atan-wrong"),
+    P("asin(1/2)", r"\frac{\pi}{6}", True, id="asin"),
+    P("abs(-3)", "3", True, id="abs"),
+    P("abs(-3)", "-3", False, id="abs-sign"),
+    P("log(8, 2)", "3", True, id="log-base-argument"),
+    P("log(8, 2)", r"\log_2 8", True, id="log-base-latex"),
+    P("log(9, 2)", "3", False, id="log-base-wrong"),
+    P("cbrt(27)", "3", True, id="cbrt"),
+    P("cbrt(9)", "3", False, id="cbrt-wrong"),
 ]
 
 # complex numbers: i is the imaginary unit when it is the only letter on both sides
