@@ -339,7 +339,9 @@ def _compare_solutions(candidate, reference: Leaf, budget: Budget) -> None:
     r"""``t = 3 \text{ or } t = -3`` (or ``3, -3``, ``t = \pm 3``) for ``t^2 = 9``; ``[-4, 4]`` for ``t^2 \le 16``.
 
     The worker solves the reference exactly (``rewards.math.solution_sets``); the candidate must be explicit
-    (values or intervals), and any name it gives must be the reference's one variable.
+    (values or intervals), and any name it gives must be the reference's one variable. Values for an equation
+    must name it (``t = 3 \\text{ or } t = -3``, ``t = \\pm 3``): bare roots (``3, -3``) may be an answer to
+    "which equation has these roots" copied from the question.
     """
     is_equation = not re.search(r"<|>|\\le|\\ge|\\lt|\\gt", reference.text)
     text = _set_text(candidate, intervals=not is_equation)
@@ -347,6 +349,8 @@ def _compare_solutions(candidate, reference: Leaf, budget: Budget) -> None:
         raise _CandidateFailed(Reason.MISMATCH, f"not the solution set of {reference.text!r}")
     variables = set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", reference.text)))
     names = _names(candidate)
+    if is_equation and not names:  # "2, 3" could be the roots copied from "an equation with roots 2 and 3"
+        raise _CandidateFailed(Reason.MISMATCH, f"values without the variable for the equation {reference.text!r}")
     if names and (len(variables) != 1 or names != variables):
         raise _CandidateFailed(Reason.MISMATCH, f"names {sorted(names)} are not the variable of {reference.text!r}")
     status, detail = _symbolic(text, reference.text, None, budget)

@@ -278,7 +278,9 @@ def _membership(text: str, equations: str):
     if not sep or not is_variable(head):
         return None  # \pi \in [3, 4] is a true statement, not an answer
     node = parse_structure(tail, equations)
-    return replace(node, name=name_key(head)) if is_interval_set(node) else node
+    if is_interval_set(node) or (is_set(node) and all(isinstance(i, Leaf) and not i.name for i in node.items)):
+        return replace(node, name=name_key(head))  # x \in [1, 2]; t \in \{-3, 3\}
+    return node
 
 
 def _partition(text: str) -> tuple[str, str, str]:
