@@ -5,12 +5,13 @@ The worker (``rewards.math.symbolic.compare``) asks here only after the cheap co
 it from guessing or paying a restated question:
 
 * one free symbol, a polynomial (or a ratio of polynomials, or ``|p(t)|`` for inequalities) of degree at most
-  ``MAX_DEGREE``; every root is found exactly (``sympy.roots`` finds as many roots as the degree, with their
-  multiplicity) or there is no verdict from here (the pair stays unequal);
+  ``MAX_DEGREE`` whose factors over the rationals are at most quadratic; every root is found exactly
+  (``sympy.roots`` finds as many roots as the degree, with their multiplicity) or there is no verdict from here
+  (the pair stays unequal);
 * equations are solved over the complex numbers (all roots: ``x = 1`` does not answer ``x^3 = 1``), inequalities
   over the reals (``sympy.solve_univariate_inequality``); a ratio's poles are never roots;
-* only the *reference* is solved against an explicit candidate (a set of values or intervals, or a linear
-  relation such as ``|t| \le 4`` or ``2t = 6``). A candidate that restates an unsolved relation (``t^2 = 9`` for
+* only the *reference* is solved against an explicit candidate (named values, intervals, or a linear relation
+  such as ``|t| \le 4`` or ``2t = 6``). A candidate that restates an unsolved relation (``t^2 = 9`` for
   the reference ``t = 3 \text{ or } t = -3``) is not an answer, so it is never solved here.
 """
 
@@ -22,6 +23,7 @@ import sympy
 from sympy.core.relational import Relational
 
 MAX_DEGREE = 4
+MAX_FACTOR_DEGREE = 2  # every factor over the rationals linear or quadratic: roots by the quadratic formula
 _REAL_SETS = (sympy.Interval, sympy.Union, sympy.FiniteSet)
 _I = sympy.Symbol("i")
 
@@ -32,12 +34,22 @@ def _one_symbol(*exprs) -> sympy.Symbol | None:
 
 
 def _degree(expr: sympy.Expr, x: sympy.Symbol) -> int | None:
-    """Degree in ``x`` of a polynomial, with every ``|p(x)|`` counted as ``p(x)``; None when not a polynomial."""
+    """Degree in ``x`` of a polynomial, with every ``|p(x)|`` counted as ``p(x)``; None when not a polynomial.
+
+    Also None when a factor over the rationals has degree above ``MAX_FACTOR_DEGREE``: its roots would be
+    Cardano/Ferrari radicals, slow to build and to compare, so no verdict is attempted.
+    """
     plain = expr.replace(sympy.Abs, lambda arg: arg)
     numerator, denominator = sympy.fraction(sympy.together(plain))
     if not (numerator.is_polynomial(x) and denominator.is_polynomial(x)):
         return None
-    return max(sympy.degree(numerator, x), sympy.degree(denominator, x))
+    degree = max(sympy.degree(numerator, x), sympy.degree(denominator, x))
+    if degree > MAX_DEGREE:
+        return None
+    for part in (numerator, denominator):
+        if any(sympy.degree(factor, x) > MAX_FACTOR_DEGREE for factor, _ in sympy.factor_list(part, x)[1]):
+            return None
+    return degree
 
 
 def _roots(rel: sympy.Equality, x: sympy.Symbol) -> sympy.FiniteSet | None:
