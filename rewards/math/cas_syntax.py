@@ -79,6 +79,29 @@ def _rewrite_calls(text: str) -> str:
     return "".join(out)
 
 
+_COMMAND_EXPONENT = re.compile(r"\^\s*\\(sqrt|frac)\s*(?=[{\[])")
+_NEGATIVE_EXPONENT = re.compile(r"\^\s*-\s*(\d+(?:\.\d+)?|[A-Za-z](?![A-Za-z]))(?!\s*[\^_({\d.])")
+
+
+def _brace_command_exponents(text: str) -> str:
+    r"""``2^\sqrt{3}`` -> ``2^{\sqrt{3}}``, ``e^\frac{1}{2}`` -> ``e^{\frac{1}{2}}``: one group after ``^``."""
+    out, i = [], 0
+    while (m := _COMMAND_EXPONENT.search(text, i)) is not None:
+        end = m.end()
+        if m.group(1) == "sqrt" and text[end] == "[":
+            end = matching_close(text, end, "[]") + 1
+        for _ in range(2 if m.group(1) == "frac" else 1):
+            if end <= 0 or end >= len(text) or text[end] != "{":
+                raise Unparseable(f"\\{m.group(1)} in an exponent without its braced arguments")
+            end = matching_close(text, end) + 1
+            if end <= 0:
+                raise Unparseable("unbalanced braces in an exponent")
+        out.append(text[i : m.start()] + "^{" + text[m.start() + 1 : end].strip() + "}")
+        i = end
+    out.append(text[i:])
+    return "".join(out)
+
+
 def to_latex(text: str) -> str:
     """Plain-text math (``sqrt(2)/2``, ``x**2``, ``pi``) rewritten into the LaTeX the grammar reads."""
     text = text.replace("**", "^")
@@ -87,6 +110,8 @@ def to_latex(text: str) -> str:
     text = _PLAIN_FUNCS.sub(r"\\\1", text)
     text = _parens_to_braces_after_sqrt(text)
     text = _brace_call_exponents(text)
+    text = _brace_command_exponents(text)
+    text = _NEGATIVE_EXPONENT.sub(r"^{-\1}", text)  # x^-2 is x^{-2} (plain CAS; in TeX it would not parse)
     text = _TRAILING_POINT.sub(r"\1", text)
     # decimals become exact fractions, so sympy never sees a binary float
     return _DECIMAL.sub(lambda m: f"\\frac{{{m[1]}{m[2]}}}{{1{'0' * len(m[2])}}}", text)
