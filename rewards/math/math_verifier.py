@@ -372,7 +372,26 @@ def _in_name_order(candidate: Collection, reference: Collection) -> Collection:
     return Collection(tuple(items[name] for name in ref_names), True, candidate.brackets, reference.name)
 
 
+def _as_labeled_tuple(assignments, labeled: Collection):
+    """``x = 1, y = 4`` against ``(x, y) = (1, 4)``: the assignments in the tuple's label order, else unchanged."""
+    if not (labeled.ordered and labeled.brackets == "()" and "," in labeled.name):
+        return assignments
+    if not (isinstance(assignments, Collection) and not assignments.ordered):
+        return assignments
+    names = [getattr(item, "name", "") for item in assignments.items]
+    labels = labeled.name.split(",")
+    if not all(isinstance(item, Leaf) for item in assignments.items) or sorted(names) != sorted(labels):
+        return assignments
+    by_name = dict(zip(names, assignments.items))
+    return Collection(tuple(Leaf(by_name[n].text) for n in labels), True, "()", labeled.name)
+
+
 def _compare_collections(candidate, reference: Collection, budget: Budget) -> None:
+    candidate = _as_labeled_tuple(candidate, reference)
+    if isinstance(candidate, Collection) and candidate.ordered and "," in candidate.name:
+        as_tuple = _as_labeled_tuple(reference, candidate)  # (x, y) = (1, 4) against x = 1, y = 4
+        if as_tuple is not reference:
+            reference = as_tuple
     if not isinstance(candidate, Collection) or candidate.ordered != reference.ordered:
         raise _CandidateFailed(Reason.MISMATCH, "not the same kind of collection (tuple, interval or set)")
     if candidate.brackets != reference.brackets:

@@ -79,6 +79,7 @@ _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[\s(\[\]).|\\])\s*(\.)?")
 TEXT_COMMANDS = ("text", "textbf", "textit", "textrm", "textnormal", "mbox", "mathrm")
 _TEXT_CMD = re.compile(r"\\(?:" + "|".join((*TEXT_COMMANDS, "mathbf", "operatorname")) + r")\s*\{")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree\b")
+_PLAIN_IN = re.compile(r"^(\s*(?:[A-Za-z]|\\[A-Za-z]+))\s+in\s+(?=[\[(]|\\[{(\[]|\\left|\\mathbb)")
 _TRIG = re.compile(r"(?<![A-Za-z])(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
 _DEGREE_ANGLE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\degree\b)")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
@@ -134,6 +135,7 @@ def normalize(text: str) -> str:
     text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
     text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
     text = text.replace(r"\varnothing", r"\emptyset")
+    text = _PLAIN_IN.sub(r"\1 \\in ", text)  # x in [3, 8] (plain text) is x \in [3, 8]
     text = re.sub(r"\\leq(?:slant|q)(?![A-Za-z])", r"\\le ", text)  # \leqslant is \le (never a product q*...)
     text = re.sub(r"\\geq(?:slant|q)(?![A-Za-z])", r"\\ge ", text)
     text = re.sub(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))", ",", text)  # 11,\! 111,\! 100: LaTeX thousands separators
@@ -199,7 +201,11 @@ def _is_label(lhs: str, rhs: str) -> bool:
     bare = _SUBSCRIPT.sub("", _LABEL_COMMANDS.sub("", lhs))
     if not re.fullmatch(r"[A-Za-z|{}():,/\s']*[A-Za-z][A-Za-z|{}():,/\s']*", bare):
         return False
-    return re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", rhs)) is None
+    return re.search(r"[A-Za-z]", _PLAIN_CONSTANTS.sub("", re.sub(r"\\[A-Za-z]+", "", rhs))) is None
+
+
+# plain spellings of functions and constants (``sqrt(7)``, ``4*pi``): not variables on the right of a label
+_PLAIN_CONSTANTS = re.compile(r"(?<![A-Za-z])(?:sqrt|cbrt|sin|cos|tan|log|ln|exp|pi)(?![A-Za-z])")
 
 
 def parse_structure(text: str, equations: str = VALUE):

@@ -282,7 +282,25 @@ DEGREES = [
     P(r"\frac{\pi}{6}", r"30^\circ", False, id="radians-for-degrees-not-converted"),
 ]
 
-RECALL = SOLUTION_SETS + CAS_SYNTAX + COMPLEX + DEGREES
+# named tuples and assignments are one answer; plain `in` and CAS values on the right of a tuple's labels
+NAMED_SHAPES = [
+    P("x = 1, y = 4", "(x, y) = (1, 4)", True, id="assignments-for-labeled-tuple"),
+    P("y = 4, x = 1", "(x, y) = (1, 4)", True, id="assignments-any-order-for-tuple"),
+    P("x = 4, y = 1", "(x, y) = (1, 4)", False, id="assignments-swapped-for-tuple"),
+    P("x = 1, z = 4", "(x, y) = (1, 4)", False, id="assignments-other-name-for-tuple"),
+    P("(x, y) = (1, 4)", "x = 1, y = 4", True, id="labeled-tuple-for-assignments"),
+    P("(y, x) = (4, 1)", "x = 1, y = 4", True, id="labeled-tuple-reordered-for-assignments"),
+    P("(x, y) = (4, 1)", "x = 1, y = 4", False, id="labeled-tuple-swapped-for-assignments"),
+    P("(1, 4)", "x = 1, y = 4", False, id="unlabeled-tuple-for-assignments"),
+    P(r"(x, y) = (4\times \pi,8)", "(x, y) = (4 * pi,8)", True, id="labeled-tuple-plain-pi"),
+    P(r"(x, y) = (\sqrt{7}, 5)", "(x, y) = (sqrt(7),5)", True, id="labeled-tuple-plain-sqrt"),
+    P(r"(x, y) = (\sqrt{5}, 5)", "(x, y) = (sqrt(7),5)", False, id="labeled-tuple-plain-sqrt-wrong"),
+    P("x in [3, 8]", "[3,8]", True, id="plain-in"),
+    P("x in [3, 8)", "[3,8]", False, id="plain-in-open-end"),
+    P("pi in [3, 4]", "[3,4]", False, id="plain-in-constant"),
+]
+
+RECALL = SOLUTION_SETS + CAS_SYNTAX + COMPLEX + DEGREES + NAMED_SHAPES
 
 
 @pytest.mark.parametrize(("candidate", "reference", "expected"), RECALL)
