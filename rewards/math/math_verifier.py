@@ -30,6 +30,7 @@ from rewards.math.answer_format import THINK_NONE, boxed_contents, find_final_an
 from rewards.math.answer_tree import collection
 from rewards.math.escapes import looks_doubled
 from rewards.math.exact_numbers import ExactNumber, NumberTooLarge, parse_number
+from rewards.math.intervals import is_variable
 from rewards.math.structure import Chain, Collection, Leaf, Matrix
 from rewards.math.worker_pool import Budget, get_pool
 from rewards.verdict import Reason, Verdict
@@ -281,6 +282,8 @@ def _compare(candidate, reference, budget: Budget) -> None:
         if isinstance(candidate, Leaf):
             return _compare_leaf(candidate, reference, budget)
         if isinstance(candidate, Chain):  # "2 + 1 = 3": every part must be the value
+            if _rearranged(candidate, reference):
+                return _compare_equations(candidate, reference, budget)
             if reference.name and not (candidate.name and _same_name(candidate.name, reference.name)):
                 raise _CandidateFailed(  # 1 = 1 is true, and says nothing about x
                     Reason.MISMATCH, f"an equation without the variable {reference.name!r} does not answer for it"
@@ -361,6 +364,35 @@ def _compare_solutions(candidate, reference: Leaf, budget: Budget) -> None:
     if status in ("different", "cand_unparseable"):
         raise _CandidateFailed(Reason.MISMATCH, f"got {text!r}, not the solution set of {reference.text!r}")
     raise _CandidateFailed(Reason.TOO_COMPLEX, f"{text!r}: {detail}")
+
+
+def _rearranged(candidate: Chain, reference: Leaf) -> bool:
+    r"""``x + 2y = 3`` for the reference ``x = 3 - 2y``: one equation, not a chain of values.
+
+    Only when the reference names a plain variable and its value has other variables (a relation between
+    variables, solved for one), and the candidate is one unnamed equation that contains that variable.
+    """
+    if candidate.name or len(candidate.parts) != 2 or not all(isinstance(p, Leaf) for p in candidate.parts):
+        return False
+    if not (reference.name and is_variable(reference.name) and "(" not in reference.name):
+        return False
+    letters = set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", reference.text)))
+    used = set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", " ".join(p.text for p in candidate.parts))))
+    return bool(letters) and reference.name in used
+
+
+def _compare_equations(candidate: Chain, reference: Leaf, budget: Budget) -> None:
+    """The two equations have the same solutions: one side a nonzero constant multiple of the other."""
+    status, detail = _symbolic(
+        "=".join(p.text for p in candidate.parts), f"{reference.name}={reference.text}", None, budget
+    )
+    if status == "equal":
+        return
+    if status == "ref_invalid":
+        raise InvalidReference(f"reference {reference.name}={reference.text} cannot be parsed: {detail}")
+    if status in ("different", "cand_unparseable"):
+        raise _CandidateFailed(Reason.MISMATCH, f"not the equation {reference.name} = {reference.text}")
+    raise _CandidateFailed(Reason.TOO_COMPLEX, detail)
 
 
 def _in_name_order(candidate: Collection, reference: Collection) -> Collection:

@@ -300,7 +300,25 @@ NAMED_SHAPES = [
     P("pi in [3, 4]", "[3,4]", False, id="plain-in-constant"),
 ]
 
-RECALL = SOLUTION_SETS + CAS_SYNTAX + COMPLEX + DEGREES + NAMED_SHAPES
+# an equation between variables, solved for one in the reference, and the same equation rearranged
+REARRANGED = [
+    P("x+2y=3", "x=3-2y", True, id="linear-rearranged"),
+    P("3 = x + 2y", "x=3-2y", True, id="linear-rearranged-swapped-sides"),
+    P("2y = 3 - x", "x=3-2y", True, id="linear-rearranged-other-side"),
+    P("x=3-2y", "x+2y=3", True, id="solved-for-unsolved"),
+    P("x+2y=4", "x=3-2y", False, id="linear-constant-off"),
+    P("x-2y=3", "x=3-2y", False, id="linear-sign-flipped"),
+    P("2x - y + 1 = 0", "y = 2x + 1", True, id="line-general-form"),
+    P("2x - y - 1 = 0", "y = 2x + 1", False, id="line-general-form-wrong"),
+    P("y - x^2 = 1", "y = x^2 + 1", True, id="parabola-rearranged"),
+    P("y + x^2 = 1", "y = x^2 + 1", False, id="parabola-sign"),
+    P("x+2y = x+2y", "x=3-2y", False, id="identity-for-equation"),
+    P("2y=3", "x=3-2y", False, id="equation-without-the-named-variable"),
+    P("2=y", "y=2", True, id="value-left-of-name"),
+    P("3=y", "y=2", False, id="value-left-of-name-wrong"),
+]
+
+RECALL = SOLUTION_SETS + CAS_SYNTAX + COMPLEX + DEGREES + NAMED_SHAPES + REARRANGED
 
 
 @pytest.mark.parametrize(("candidate", "reference", "expected"), RECALL)
