@@ -44,6 +44,7 @@ class Chain:
     """``2 + 1 = 3``: every part must equal the reference."""
 
     parts: tuple
+    name: str = ""  # ``x = 2 + 1 = 3``: the variable it is about, if written
 
 
 @dataclass(frozen=True)

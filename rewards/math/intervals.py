@@ -30,8 +30,35 @@ _REALS = re.compile(r"^(?:\\mathbb\s*\{?\s*R\s*\}?|\\R|\\Bbb\s*\{?\s*R\s*\}?|\\r
 _BUILDER = re.compile(
     r"^\\\{\s*(?P<name>[A-Za-z])\s*(?:\\in\s*(?P<domain>[^|:]+?))?\s*(?:\\mid|\||:)(?P<condition>.+)\\\}$"
 )
-_ABS_NAME = re.compile(r"^\|\s*(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?\s*\|$")
+_ABS_NAME = re.compile(r"^\|\s*(?P<name>(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?)\s*\|$")
+# Commands that are a free symbol to the parser (Greek letters other than pi). Anything else (``\pi``, ``\infty``,
+# ``\sin(x)``) or the letter ``e`` (Euler's number to the parser) is a constant or an operation: ``\pi < 4`` is a
+# true statement, not the ray ``(-\infty, 4)``.
+_GREEK = frozenset(
+    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi rho sigma tau"
+    " upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Sigma Phi Psi Omega".split()
+)
 INFINITY, MINUS_INFINITY = r"\infty", r"-\infty"
+
+
+def is_variable(name: str) -> bool:
+    r"""``name`` is a variable (``x``, ``a_1``, ``\theta``, ``f(x)``), never a constant (``\pi``, ``e``, ``\infty``).
+
+    >>> [is_variable(n) for n in ("x", r"\theta", "f(x)", r"\pi", "e", r"\infty", r"\sin(x)")]
+    [True, True, True, False, False, False, False]
+    """
+    name = name.strip()
+    if not NAME.match(name):
+        return False
+    head = re.match(r"\\?[A-Za-z]+|[A-Za-z]", name).group()
+    if head.startswith("\\"):
+        return head[1:] in _GREEK
+    return name != "e"
+
+
+def _is_abs_variable(text: str) -> bool:
+    m = _ABS_NAME.match(text)
+    return bool(m) and is_variable(m.group("name"))
 
 
 def name_key(name: str) -> str:
@@ -76,7 +103,7 @@ def inequality_interval(text: str) -> Collection | None:
     closed = [r.startswith(("\\le", "\\ge")) for r in relations]
     if len(values) == 3:
         low, name, high = values
-        if not (NAME.match(name) and _constant(low) and _constant(high)) or less[0] != less[1]:
+        if not (is_variable(name) and _constant(low) and _constant(high)) or less[0] != less[1]:
             return None
         if not less[0]:  # 7 \ge x \ge -2
             low, high, closed = high, low, closed[::-1]
@@ -84,9 +111,9 @@ def inequality_interval(text: str) -> Collection | None:
             return None
         return _interval(low, high, closed[0], closed[1], name_key(name))
     left, right = values
-    if NAME.match(left) and _constant(right):  # x < 5
+    if is_variable(left) and _constant(right):  # x < 5
         upper, bound, name = less[0], right, left
-    elif NAME.match(right) and _constant(left):  # 5 > x
+    elif is_variable(right) and _constant(left):  # 5 > x
         upper, bound, name = not less[0], left, right
     else:
         return None
@@ -108,15 +135,15 @@ def abs_inequality_set(text: str) -> Collection | None:
     if len(parts) == 3:  # |x| < b, |x| >= a, b > |x|
         left, relation, right = parts
         less = relation in ("<", r"\le", r"\leq")
-        if _ABS_NAME.match(right):
+        if _is_abs_variable(right):
             left, right, less = right, left, not less
-        if not _ABS_NAME.match(left):
+        if not _is_abs_variable(left):
             return None
         closed = relation.startswith(("\\le", "\\ge"))
         parts = ["0", r"\le", left, relation, right] if less else [right, relation, left, "<", INFINITY]
         if not less:
             parts[1] = r"\le" if closed else "<"
-    if len(parts) != 5 or not _ABS_NAME.match(parts[2]):
+    if len(parts) != 5 or not _is_abs_variable(parts[2]):
         return None
     return _abs_bounds(*parts)
 
@@ -204,7 +231,7 @@ def set_builder(text: str) -> Collection | None:
         return None  # \{x \in \mathbb{Z} \mid 1 \le x \le 3\} is {1, 2, 3}, not [1, 3]
     condition = m.group("condition").strip()
     result = connected_inequalities(condition) or inequality_interval(condition)
-    if result is None or result.name != m.group("name"):
+    if result is None or result.name != m.group("name") or not is_variable(m.group("name")):
         return None
     return result
 

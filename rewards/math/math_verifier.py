@@ -30,6 +30,7 @@ from rewards.math.answer_format import THINK_NONE, boxed_contents, find_final_an
 from rewards.math.answer_tree import collection
 from rewards.math.escapes import looks_doubled
 from rewards.math.exact_numbers import ExactNumber, NumberTooLarge, parse_number
+from rewards.math.intervals import is_variable
 from rewards.math.structure import Chain, Collection, Leaf, Matrix
 from rewards.math.worker_pool import Budget, get_pool
 from rewards.verdict import Reason, Verdict
@@ -270,9 +271,23 @@ def _as_intervals(candidate, reference):
 def _compare(candidate, reference, budget: Budget) -> None:
     """Return if ``candidate`` is the reference's answer; raise _CandidateFailed otherwise."""
     if isinstance(reference, Leaf):
+        if _is_relation(reference):
+            if isinstance(candidate, Leaf) and not candidate.equation and not _is_value(candidate):
+                candidate = structure.as_interval_set(candidate.text) or candidate  # -4 \le t \le 4
+            ref_set = structure.as_interval_set(reference.text)  # 0 < x < 1 is read, not solved
+            if ref_set is not None and isinstance(candidate, Collection):
+                return _compare(candidate, ref_set, budget)
+            if ref_set is None and (_is_value(candidate) or isinstance(candidate, Collection)):
+                return _compare_solutions(candidate, reference, budget)
         if isinstance(candidate, Leaf):
             return _compare_leaf(candidate, reference, budget)
         if isinstance(candidate, Chain):  # "2 + 1 = 3": every part must be the value
+            if _rearranged(candidate, reference):
+                return _compare_equations(candidate, reference, budget)
+            if reference.name and not (candidate.name and _same_name(candidate.name, reference.name)):
+                raise _CandidateFailed(  # 1 = 1 is true, and says nothing about x
+                    Reason.MISMATCH, f"an equation without the variable {reference.name!r} does not answer for it"
+                )
             for part in candidate.parts:
                 _compare(part, reference, budget)
             return
@@ -289,6 +304,97 @@ def _compare(candidate, reference, budget: Budget) -> None:
     _compare_collections(candidate, reference, budget)
 
 
+_RELATION = re.compile(r"(?<![<>!\\])=|<|>|\\le|\\ge|\\lt|\\gt")
+
+
+def _is_relation(node) -> bool:
+    """An unnamed equation or inequality leaf (``t^2 = 9``, ``t^2 \\le 16``): the answer is its solution set."""
+    return isinstance(node, Leaf) and not node.name and (node.equation or bool(_RELATION.search(node.text)))
+
+
+def _is_value(node) -> bool:
+    return isinstance(node, Leaf) and not node.equation and not _RELATION.search(node.text)
+
+
+def _set_text(node, intervals: bool) -> str | None:
+    r"""A candidate set as LaTeX the worker reads as a sympy set: ``\{3, -3\}``, ``[-4, 4] \cup (5, \infty)``."""
+    if _is_value(node):
+        return "\\{" + node.text + "\\}"
+    if intervals and structure.is_interval(node) and all(_is_value(end) for end in node.items):
+        return f"{node.brackets[0]}{node.items[0].text}, {node.items[1].text}{node.brackets[1]}"
+    if isinstance(node, Collection) and not node.ordered and node.items:
+        if all(_is_value(item) for item in node.items):
+            return "\\{" + ", ".join(item.text for item in node.items) + "\\}"
+        if intervals and all(structure.is_interval(item) for item in node.items):
+            parts = [_set_text(item, intervals) for item in node.items]
+            return None if None in parts else " \\cup ".join(parts)
+    return None
+
+
+def _names(node) -> set[str]:
+    found = {node.name} if getattr(node, "name", "") else set()
+    for item in getattr(node, "items", ()):
+        found |= _names(item) if isinstance(item, Leaf | Collection) else set()
+    return found
+
+
+def _compare_solutions(candidate, reference: Leaf, budget: Budget) -> None:
+    r"""``t = 3 \text{ or } t = -3`` (or ``3, -3``, ``t = \pm 3``) for ``t^2 = 9``; ``[-4, 4]`` for ``t^2 \le 16``.
+
+    The worker solves the reference exactly (``rewards.math.solution_sets``); the candidate must be explicit
+    (values or intervals), and any name it gives must be the reference's one variable. Values for an equation
+    must name it (``t = 3 \\text{ or } t = -3``, ``t = \\pm 3``): bare roots (``3, -3``) may be an answer to
+    "which equation has these roots" copied from the question.
+    """
+    is_equation = not re.search(r"<|>|\\le|\\ge|\\lt|\\gt", reference.text)
+    text = _set_text(candidate, intervals=not is_equation)
+    if text is None:
+        raise _CandidateFailed(Reason.MISMATCH, f"not the solution set of {reference.text!r}")
+    variables = set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", reference.text)))
+    names = _names(candidate)
+    if is_equation and not names:  # "2, 3" could be the roots copied from "an equation with roots 2 and 3"
+        raise _CandidateFailed(Reason.MISMATCH, f"values without the variable for the equation {reference.text!r}")
+    if names and (len(variables) != 1 or names != variables):
+        raise _CandidateFailed(Reason.MISMATCH, f"names {sorted(names)} are not the variable of {reference.text!r}")
+    status, detail = _symbolic(text, reference.text, None, budget)
+    if status == "equal":
+        return
+    if status == "ref_invalid":
+        raise InvalidReference(f"reference {reference.text!r} cannot be parsed: {detail}")
+    if status in ("different", "cand_unparseable"):
+        raise _CandidateFailed(Reason.MISMATCH, f"got {text!r}, not the solution set of {reference.text!r}")
+    raise _CandidateFailed(Reason.TOO_COMPLEX, f"{text!r}: {detail}")
+
+
+def _rearranged(candidate: Chain, reference: Leaf) -> bool:
+    r"""``x + 2y = 3`` for the reference ``x = 3 - 2y``: one equation, not a chain of values.
+
+    Only when the reference names a plain variable and its value has other variables (a relation between
+    variables, solved for one), and the candidate is one unnamed equation that contains that variable.
+    """
+    if candidate.name or len(candidate.parts) != 2 or not all(isinstance(p, Leaf) for p in candidate.parts):
+        return False
+    if not (reference.name and is_variable(reference.name) and "(" not in reference.name):
+        return False
+    letters = set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", reference.text)))
+    used = set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", " ".join(p.text for p in candidate.parts))))
+    return bool(letters) and reference.name in used
+
+
+def _compare_equations(candidate: Chain, reference: Leaf, budget: Budget) -> None:
+    """The two equations have the same solutions: one side a nonzero constant multiple of the other."""
+    status, detail = _symbolic(
+        "=".join(p.text for p in candidate.parts), f"{reference.name}={reference.text}", None, budget
+    )
+    if status == "equal":
+        return
+    if status == "ref_invalid":
+        raise InvalidReference(f"reference {reference.name}={reference.text} cannot be parsed: {detail}")
+    if status in ("different", "cand_unparseable"):
+        raise _CandidateFailed(Reason.MISMATCH, f"not the equation {reference.name} = {reference.text}")
+    raise _CandidateFailed(Reason.TOO_COMPLEX, detail)
+
+
 def _in_name_order(candidate: Collection, reference: Collection) -> Collection:
     """``q=2,p=5`` against ``p=5,q=2``: a solution tuple with the same names, put in the reference's order."""
     cand_names, ref_names = candidate.name.split(","), reference.name.split(",")
@@ -298,7 +404,26 @@ def _in_name_order(candidate: Collection, reference: Collection) -> Collection:
     return Collection(tuple(items[name] for name in ref_names), True, candidate.brackets, reference.name)
 
 
+def _as_labeled_tuple(assignments, labeled: Collection):
+    """``x = 1, y = 4`` against ``(x, y) = (1, 4)``: the assignments in the tuple's label order, else unchanged."""
+    if not (labeled.ordered and labeled.brackets == "()" and "," in labeled.name):
+        return assignments
+    if not (isinstance(assignments, Collection) and not assignments.ordered):
+        return assignments
+    names = [getattr(item, "name", "") for item in assignments.items]
+    labels = labeled.name.split(",")
+    if not all(isinstance(item, Leaf) for item in assignments.items) or sorted(names) != sorted(labels):
+        return assignments
+    by_name = dict(zip(names, assignments.items))
+    return Collection(tuple(Leaf(by_name[n].text) for n in labels), True, "()", labeled.name)
+
+
 def _compare_collections(candidate, reference: Collection, budget: Budget) -> None:
+    candidate = _as_labeled_tuple(candidate, reference)
+    if isinstance(candidate, Collection) and candidate.ordered and "," in candidate.name:
+        as_tuple = _as_labeled_tuple(reference, candidate)  # (x, y) = (1, 4) against x = 1, y = 4
+        if as_tuple is not reference:
+            reference = as_tuple
     if not isinstance(candidate, Collection) or candidate.ordered != reference.ordered:
         raise _CandidateFailed(Reason.MISMATCH, "not the same kind of collection (tuple, interval or set)")
     if candidate.brackets != reference.brackets:
@@ -315,7 +440,15 @@ def _compare_collections(candidate, reference: Collection, budget: Budget) -> No
         for cand_item, ref_item in zip(candidate.items, reference.items):
             _compare(cand_item, ref_item, budget)
         return
+    if len({_item_name(item) for item in reference.items} - {""}) > 1 and not all(map(_item_name, candidate.items)):
+        # x = 2, y = 3: which unnamed value is which is not written ("3, 2" would pay order-free, and "2, 3"
+        # only if the question listed x first, which the verifier cannot see)
+        raise _CandidateFailed(Reason.MISMATCH, "values without names for an answer that names each one")
     _compare_sets(candidate.items, reference.items, budget)
+
+
+def _item_name(node) -> str:
+    return getattr(node, "name", "")
 
 
 def _first_equal(item, options: list, budget: Budget) -> int | None:

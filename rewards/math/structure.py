@@ -30,7 +30,8 @@ from rewards.math.answer_tree import (  # re-exported: the tree's types are this
     split_top,
 )
 from rewards.math.escapes import refuse_line_breaks, undouble
-from rewards.math.intervals import NAME, as_interval_set, is_interval, is_interval_set, name_key
+from rewards.math.intervals import NAME, as_interval_set, is_interval, is_interval_set, is_variable, name_key
+from rewards.math.juxtaposition import refuse_side_by_side, unicode_roots
 
 __all__ = [  # what the verifier and the tests use from here
     "MAX_DEPTH",
@@ -61,7 +62,7 @@ _UNICODE = {
     "\u00f7": "/",
     "\u03c0": r"\pi ",
     "\u221e": r"\infty ",
-    "\u221a": r"\sqrt",
+    "\u221a": r"\sqrt",  # with its operand in braces: rewards.math.juxtaposition.unicode_roots
     "\u2264": r"\le ",
     "\u2265": r"\ge ",
     "\u2260": r"\ne ",
@@ -78,6 +79,9 @@ _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[\s(\[\]).|\\])\s*(\.)?")
 TEXT_COMMANDS = ("text", "textbf", "textit", "textrm", "textnormal", "mbox", "mathrm")
 _TEXT_CMD = re.compile(r"\\(?:" + "|".join((*TEXT_COMMANDS, "mathbf", "operatorname")) + r")\s*\{")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree\b")
+_PLAIN_IN = re.compile(r"^(\s*(?:[A-Za-z]|\\[A-Za-z]+))\s+in\s+(?=[\[(]|\\[{(\[]|\\left|\\mathbb)")
+_TRIG = re.compile(r"(?<![A-Za-z])(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
+_DEGREE_ANGLE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\degree\b)")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _SPACE_THOUSANDS = re.compile(r"\b(\d{1,3}(?: \d{3})+)\b(?![.,]?\d)")
 _OR_WORDS = re.compile(r"\s*,?\s*(?:\\text\{\s*(?:or|and)\s*\}|\b(?:or|and)\b)\s*")
@@ -119,6 +123,7 @@ def normalize(text: str) -> str:
     if any(ord(ch) > 127 and ch not in _UNICODE for ch in text):
         bad = next(ch for ch in text if ord(ch) > 127 and ch not in _UNICODE)
         raise Unparseable(f"character {bad!r} (U+{ord(bad):04X}) is not allowed in an answer")
+    text = unicode_roots(text)  # √16 is \sqrt{16}, never \sqrt16 (= \sqrt{1}6)
     for ch, replacement in _UNICODE.items():
         text = text.replace(ch, replacement)
     if _HEDGE_MARKERS.search(text):
@@ -126,9 +131,13 @@ def normalize(text: str) -> str:
     text = _strip_wrappers(text)
     if re.search(r"\\(?:boxed|fbox)\b", text):
         raise Unparseable("a box inside an answer: the box is the answer, the rest is not")
+    refuse_side_by_side(text)  # \sqrt{4}\quad 3 is two answers, not 6
     text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
     text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
     text = text.replace(r"\varnothing", r"\emptyset")
+    text = _PLAIN_IN.sub(r"\1 \\in ", text)  # x in [3, 8] (plain text) is x \in [3, 8]
+    text = re.sub(r"\\leq(?:slant|q)(?![A-Za-z])", r"\\le ", text)  # \leqslant is \le (never a product q*...)
+    text = re.sub(r"\\geq(?:slant|q)(?![A-Za-z])", r"\\ge ", text)
     text = re.sub(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))", ",", text)  # 11,\! 111,\! 100: LaTeX thousands separators
     text = text.replace("{,}", ",").replace(r"\!", "").replace(r"\cfrac", r"\frac")
     text = re.sub(r"(?<!\\)\\$", "", text.rstrip())  # a stray trailing backslash ("185\\")
@@ -138,6 +147,8 @@ def normalize(text: str) -> str:
         text = text.replace(plain, tex)
     text = re.sub(r"\s*\b(?:percent|percentage|pct)\b\.?$", "%", text)
     text = _LEFT_RIGHT.sub("", text)
+    if _TRIG.search(text):  # \sin 30^\circ: an angle in degrees inside an expression is a number of radians
+        text = _DEGREE_ANGLE.sub(r"(\\frac{\1 \\pi}{180})", text)
     text = _DEGREES.sub(" degrees", text)
     if _HEDGE_MARKERS.search(text):
         raise Unparseable("approximate or open-ended answer (≈, ~, ..., ?)")
@@ -190,7 +201,11 @@ def _is_label(lhs: str, rhs: str) -> bool:
     bare = _SUBSCRIPT.sub("", _LABEL_COMMANDS.sub("", lhs))
     if not re.fullmatch(r"[A-Za-z|{}():,/\s']*[A-Za-z][A-Za-z|{}():,/\s']*", bare):
         return False
-    return re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", rhs)) is None
+    return re.search(r"[A-Za-z]", _PLAIN_CONSTANTS.sub("", re.sub(r"\\[A-Za-z]+", "", rhs))) is None
+
+
+# plain spellings of functions and constants (``sqrt(7)``, ``4*pi``): not variables on the right of a label
+_PLAIN_CONSTANTS = re.compile(r"(?<![A-Za-z])(?:sqrt|cbrt|sin|cos|tan|log|ln|exp|pi)(?![A-Za-z])")
 
 
 def parse_structure(text: str, equations: str = VALUE):
@@ -231,19 +246,47 @@ def _hedge_list(text: str, equations: str):
     """``3 or 4``, ``19, 46, and 82``: a set, so it never equals one value."""
     hedge = split_top(text, _OR_WORDS)
     if len(hedge) > 1:
-        return collection([parse_structure(p, equations) for p in hedge], ordered=False, brackets="set")
+        nodes = [parse_structure(p, equations) for p in hedge]
+        if len(split_top(text, _AND_WORD)) > 1 and any(_is_condition(n) for n in nodes):
+            raise Unparseable(
+                "'and' between conditions on a variable is their intersection, not a list: write the one interval"
+            )
+        return collection(nodes, ordered=False, brackets="set", name=_union_name(nodes))
     return None
+
+
+_AND_WORD = re.compile(r"\\text\{\s*and\s*\}|\band\b")
+
+
+def _is_condition(node) -> bool:
+    r"""A named interval set (``x \in [1, 2]``) or an inequality left as a leaf (``x > 0``): a condition on a variable."""
+    if is_interval_set(node):
+        return bool(node.name) and "," not in node.name  # (x, y) = (5, 8) labels a point, not an interval
+    return isinstance(node, Leaf) and bool(_RELATIONS.search(node.text))
+
+
+def _union_name(nodes: list) -> str:
+    r"""The one variable of a union of interval sets (``x \in [1,2] \text{ or } x \in [3,4]``), "" when unnamed.
+
+    Two variables (``x \in [1,2] \text{ or } y \in [3,4]``) are refused: no set of one variable is meant.
+    """
+    names = {n.name for n in nodes if _is_condition(n) and not isinstance(n, Leaf)}
+    if len(names) > 1:
+        raise Unparseable(f"one answer about several variables ({', '.join(sorted(names))}): which set is meant?")
+    return names.pop() if names and all(is_interval_set(n) for n in nodes) else ""
 
 
 def _membership(text: str, equations: str):
     r"""``x \in [1, 2]``: the set, named ``x`` when it is an interval set."""
-    if _RELATIONS.search(text):
-        return None
+    if _RELATIONS.search(text) or len(split_top(text, _MEMBERSHIP)) > 2:
+        return None  # x \in [0,1], y \in [2,3]: a list (or union) of memberships, read by the readers below
     head, sep, tail = _partition(text)
-    if not sep or not NAME.match(head):
-        return None
+    if not sep or not is_variable(head):
+        return None  # \pi \in [3, 4] is a true statement, not an answer
     node = parse_structure(tail, equations)
-    return replace(node, name=name_key(head)) if is_interval_set(node) else node
+    if is_interval_set(node) or (is_set(node) and all(isinstance(i, Leaf) and not i.name for i in node.items)):
+        return replace(node, name=name_key(head))  # x \in [1, 2]; t \in \{-3, 3\}
+    return node
 
 
 def _partition(text: str) -> tuple[str, str, str]:
@@ -256,7 +299,8 @@ def _partition(text: str) -> tuple[str, str, str]:
 def _union(text: str, equations: str):
     union = split_top(text, _UNION)
     if len(union) > 1:
-        return collection([parse_structure(p, equations) for p in union], ordered=False, brackets="set")
+        nodes = [parse_structure(p, equations) for p in union]
+        return collection(nodes, ordered=False, brackets="set", name=_union_name(nodes))
     return None
 
 
@@ -307,8 +351,10 @@ def _equation(text: str, equations: str):
         return None
     if equations == EQUATION and len(parts) == 2 and not _is_label(parts[0], parts[1]):
         return Leaf("=".join(parts), equation=True)
+    if len(parts) == 2 and _is_name(parts[1]) and not _is_name(parts[0]) and _is_constant(parts[0]):
+        parts = parts[::-1]  # 2 = y is y = 2
     names = []
-    while len(parts) > 1 and (NAME.match(parts[0]) or (len(parts) == 2 and _is_label(parts[0], parts[1]))):
+    while len(parts) > 1 and (_is_name(parts[0]) or (len(parts) == 2 and _is_label(parts[0], parts[1]))):
         names.append(name_key(parts[0]))
         parts = parts[1:]
     if equations == REFERENCE and len(parts) == 2:
@@ -316,18 +362,36 @@ def _equation(text: str, equations: str):
     if any(not p for p in parts):
         raise Unparseable("empty side of an equation")
     nodes = [parse_structure(p, equations) for p in parts]
-    if len(nodes) > 1:
-        return Chain(tuple(nodes))
+    if len(nodes) > 1:  # 2 + 1 = 3; 1 = 1 (no variable: never the answer to x = 1); x = 3 = 4
+        return Chain(tuple(nodes), names[-1] if names else "")
     return _named(nodes[0], names[-1]) if names else nodes[0]
+
+
+def _is_name(text: str) -> bool:
+    r"""A name on the left of ``=``: a variable, or ``e`` (an eccentricity); never a constant such as ``\pi``."""
+    return bool(NAME.match(text)) and (is_variable(text) or text == "e")
+
+
+def _is_constant(text: str) -> bool:
+    r"""No letters outside commands (``2``, ``\frac{1}{2}``, ``\sqrt{3}``): a value, not an expression in a variable."""
+    return re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", text)) is None
 
 
 def _named(node, name: str):
     """``x = 3`` names the value 3; ``x = 1 \\pm 2`` names both values."""
     if isinstance(node, Leaf) and not node.name:
         return Leaf(node.text, node.equation, name)
+    if isinstance(node, Collection) and node.ordered and node.brackets == "()" and not node.name:
+        labels = name.strip("()").split(",")  # (x, y) = (1, 2): x is 1 and y is 2, so (y, x) = (1, 2) is not it
+        if len(labels) == len(node.items) and all(labels):
+            return Collection(node.items, True, "()", ",".join(labels))
+        raise Unparseable(f"the labels {name!r} do not pair with the values one to one")
     if is_set(node) and node.brackets == "set" and all(isinstance(i, Leaf) and not i.name for i in node.items):
         return collection([Leaf(i.text, i.equation, name) for i in node.items], ordered=False, brackets="set")
     return node
+
+
+_BUILDER_BAR = re.compile(r"\\mid(?![A-Za-z])|(?<!\\)\||:")
 
 
 def _bracketed(text: str, equations: str):
@@ -335,6 +399,8 @@ def _bracketed(text: str, equations: str):
     if not (outer := outer_brackets(text)):
         return None
     opener, inner, closer = outer
+    if opener == r"\{" and len(split_top(inner, _BUILDER_BAR)) > 1:  # the interval reader did not take it
+        raise Unparseable("a set-builder set that is not an interval of real numbers: not read")
     items = split_top(inner, re.compile(","))
     if len(items) == 1 and ";" in inner:
         items = split_top(inner, re.compile(";"))  # (0;-2;6)
@@ -359,7 +425,11 @@ def _bare_list(text: str, equations: str):
         if len(items) > 1:
             if any(not i for i in items):
                 raise Unparseable("empty element")
-            return collection([parse_structure(i, equations) for i in items], ordered=False, brackets="set")
+            nodes = [parse_structure(i, equations) for i in items]
+            names = [n.name for n in nodes if _is_condition(n) and not isinstance(n, Leaf)]
+            if len(names) != len(set(names)):  # x \in [1,2], x \in [3,4]: a system or a union?
+                raise Unparseable("a comma between two conditions on one variable: a system, or a union?")
+            return collection(nodes, ordered=False, brackets="set")
     return None
 
 

@@ -11,7 +11,6 @@ worker that overruns anyway.
 from __future__ import annotations
 
 import math
-import re
 from functools import lru_cache
 
 import sympy
@@ -20,10 +19,10 @@ from latex2sympy2_extended.math_normalization import NormalizationConfig, normal
 from sympy.core.relational import Relational
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
+from rewards.math import cas_syntax, solution_sets
 from rewards.math.answer_tree import (  # one pair of candidate-failure types, host and worker
     TooComplex,
     Unparseable,
-    matching_close,
 )
 from rewards.math.latex2sympy_seam import parse_latex
 
@@ -42,33 +41,9 @@ _CONVERSION = ConversionConfig(
 )
 
 
-_PLAIN_FUNCS = re.compile(
-    r"(?<![\\A-Za-z])(sqrt|sin|cos|tan|cot|sec|csc|log|ln|exp|pi|theta|alpha|beta|infty)(?![A-Za-z])"
-)
-_DECIMAL = re.compile(r"(?<![\d.])(\d+)\.(\d+)(?![\d.])")
-
-
-def _parens_to_braces_after_sqrt(text: str) -> str:
-    r"""``\sqrt(2x)`` -> ``\sqrt{2x}``: the grammar only takes braces there."""
-    out, i = [], 0
-    while (j := text.find("\\sqrt(", i)) != -1:
-        out.append(text[i:j] + "\\sqrt{")
-        close = matching_close(text, j + 5, "()")
-        if close < 0:
-            raise Unparseable("unbalanced parentheses after sqrt")
-        out.append(text[j + 6 : close] + "}")
-        i = close + 1
-    out.append(text[i:])
-    return "".join(out)
-
-
 def to_latex(text: str) -> str:
     """Plain-text math (``sqrt(2)/2``, ``x**2``, ``pi``) rewritten into the LaTeX the grammar reads."""
-    text = text.replace("**", "^")
-    text = _PLAIN_FUNCS.sub(r"\\\1", text)
-    text = _parens_to_braces_after_sqrt(text)
-    # decimals become exact fractions, so sympy never sees a binary float
-    return _DECIMAL.sub(lambda m: f"\\frac{{{m[1]}{m[2]}}}{{1{'0' * len(m[2])}}}", text)
+    return cas_syntax.to_latex(text)
 
 
 def _log10_bound(expr: sympy.Basic, depth: int = 0) -> float:
@@ -274,6 +249,24 @@ def rounds_to(candidate, reference_places: int, reference) -> bool:
     return rounded == reference
 
 
+_I = sympy.Symbol("i")
+
+
+def _imaginary_unit(candidate, reference):
+    """``(1+i)(2-i)`` against ``3+i``: when ``i`` is the only letter on both sides, it is the imaginary unit.
+
+    Substituted on both sides or neither, and only in values (not relations or sets), so an answer that uses
+    ``i`` as an index next to other variables is never read as complex.
+    """
+    sides = (candidate, reference)
+    if not all(isinstance(side, sympy.Expr) for side in sides):
+        return candidate, reference
+    symbols = candidate.free_symbols | reference.free_symbols
+    if symbols != {_I}:
+        return candidate, reference
+    return candidate.subs(_I, sympy.I), reference.subs(_I, sympy.I)
+
+
 def compare(candidate_text: str, reference_text: str, reference_places: int | None = None) -> tuple[str, str]:
     """('equal'|'different'|'cand_unparseable'|'cand_too_complex'|'ref_invalid', detail)."""
     try:
@@ -286,9 +279,12 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
         return "cand_unparseable", str(exc)
     except TooComplex as exc:
         return "cand_too_complex", str(exc)
+    candidate, reference = _imaginary_unit(candidate, reference)
     try:
         if isinstance(reference, Relational):
             equal = isinstance(candidate, Relational) and relations_equal(candidate, reference)
+            if not equal:  # t = 3 or t = -3 (sent as \{3, -3\}) for t^2 = 9; |t| \le 4 for t^2 \le 16
+                equal = solution_sets.same_solutions(candidate, reference, _expr_equal) is True
         elif isinstance(reference, (sympy.And, sympy.Or)):
             equal = _boolean_equal(candidate, reference)
         elif _is_logical(candidate):

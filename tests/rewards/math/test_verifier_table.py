@@ -186,7 +186,6 @@ POSITIVES = [
     P(r"f^{-1}(x) = \frac{x-1}{2}", r"\frac{x-1}{2}", id="named-inverse-function"),
     P(r"y = \frac{x-1}{2}", r"f^{-1}(x) = \frac{x-1}{2}", id="named-inverse-function-ref"),
     # --- several assignments ---
-    P(r"-5, \frac{14}{3}", r"x = -5,\ p = \frac{14}{3}", id="assignments-ref"),
     P(r"x = -5,\ p = \frac{14}{3}", r"-5, \frac{14}{3}", id="assignments-cand"),
     P(r"-1, \frac{15}{8}", r"p = -1 \text{ and } p = \frac{15}{8}", id="assignments-and-ref"),
     P(r"p = -1 \text{ and } p = \frac{15}{8}", r"-1, \frac{15}{8}", id="assignments-and-cand"),
@@ -195,7 +194,6 @@ POSITIVES = [
     P("a_{3} = 2, a_{37} = 19", "a_3 = 2, a_{37} = 19", id="assignments-braced-subscript"),
     P("(5, 8), (8, 5)", r"(x, y) = (5, 8) \text{ and } (8, 5)", id="solution-pairs-ref"),
     P(r"(x, y) = (5, 8) \text{ and } (8, 5)", "(5, 8), (8, 5)", id="solution-pairs-cand"),
-    P("4, 5", "AB=4,CD=5", id="odd-ref-lengths"),
     P("AB = 4, CD = 5", "AB=4,CD=5", id="odd-ref-lengths-named"),
     P("p=5,q=2;p=7,q=2", "p=5,q=2;p=7,q=2", id="odd-ref-solution-groups"),
     # --- inequalities vs intervals ---
@@ -419,6 +417,9 @@ NEGATIVES = [
     P(r"-5, \frac{14}{5}", r"x = -5,\ p = \frac{14}{3}", id="assignments-one-wrong"),
     P("-1", r"p = -1 \text{ and } p = \frac{15}{8}", id="assignments-one-missing"),
     P("(5, 8)", r"(x, y) = (5, 8) \text{ and } (8, 5)", id="solution-pairs-one-missing"),
+    # round 4 (issue #29, class 5): unnamed values never pay an answer that names each one, even in its order
+    P(r"-5, \frac{14}{3}", r"x = -5,\ p = \frac{14}{3}", id="assignments-ref-unnamed"),
+    P("4, 5", "AB=4,CD=5", id="odd-ref-lengths-unnamed"),
     P(r"-2 < x \le 7", r"x \in [-2, 7]", id="ineq-chain-open-end"),
     P(r"-2 \le x \le 8", r"x \in [-2, 7]", id="ineq-chain-wrong-bound"),
     P("[0, 1)", "0 < f(x) < 1", id="ineq-function-closed-end"),
