@@ -367,18 +367,20 @@ def _compare_solutions(candidate, reference: Leaf, budget: Budget) -> None:
 
 
 def _rearranged(candidate: Chain, reference: Leaf) -> bool:
-    r"""``x + 2y = 3`` for the reference ``x = 3 - 2y``: one equation, not a chain of values.
+    r"""``3 - 2y = x`` for the reference ``x = 3 - 2y``: the same equation, solved for the same variable.
 
     Only when the reference names a plain variable and its value has other variables (a relation between
-    variables, solved for one), and the candidate is one unnamed equation that contains that variable.
+    variables, solved for one), and the candidate is one unnamed equation with that variable alone on one
+    side. A candidate that leaves the relation unsolved (``x + 2y = 3``) is refused: it may be the question's
+    own equation copied ("solve x + 2y = 3 for x"), as a restated ``t^2 = 9`` is for ``t = \pm 3``.
     """
     if candidate.name or len(candidate.parts) != 2 or not all(isinstance(p, Leaf) for p in candidate.parts):
         return False
     if not (reference.name and is_variable(reference.name) and "(" not in reference.name):
         return False
     letters = set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", reference.text)))
-    used = set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", " ".join(p.text for p in candidate.parts))))
-    return bool(letters) and reference.name in used
+    solved_for = {p.text.strip() for p in candidate.parts}
+    return bool(letters) and reference.name in solved_for
 
 
 def _compare_equations(candidate: Chain, reference: Leaf, budget: Budget) -> None:

@@ -300,17 +300,21 @@ NAMED_SHAPES = [
     P("pi in [3, 4]", "[3,4]", False, id="plain-in-constant"),
 ]
 
-# an equation between variables, solved for one in the reference, and the same equation rearranged
+# an equation between variables, solved for one in the reference: the candidate must solve it for that variable
+# too; the same equation left unsolved may be the question's own, copied ("solve x + 2y = 3 for x")
 REARRANGED = [
-    P("x+2y=3", "x=3-2y", True, id="linear-rearranged"),
-    P("3 = x + 2y", "x=3-2y", True, id="linear-rearranged-swapped-sides"),
-    P("2y = 3 - x", "x=3-2y", True, id="linear-rearranged-other-side"),
+    P("3 - 2y = x", "x=3-2y", True, id="solved-sides-swapped"),
+    P("x = -2y + 3", "x=3-2y", True, id="solved-terms-reordered"),
+    P("x+2y=3", "x=3-2y", False, id="unsolved-for-solved"),
+    P("3 = x + 2y", "x=3-2y", False, id="unsolved-swapped-sides-for-solved"),
+    P("2y = 3 - x", "x=3-2y", False, id="solved-for-another-term"),
     P("x=3-2y", "x+2y=3", True, id="solved-for-unsolved"),
     P("x+2y=4", "x=3-2y", False, id="linear-constant-off"),
     P("x-2y=3", "x=3-2y", False, id="linear-sign-flipped"),
-    P("2x - y + 1 = 0", "y = 2x + 1", True, id="line-general-form"),
-    P("2x - y - 1 = 0", "y = 2x + 1", False, id="line-general-form-wrong"),
-    P("y - x^2 = 1", "y = x^2 + 1", True, id="parabola-rearranged"),
+    P("3 + 2y = x", "x=3-2y", False, id="solved-sides-swapped-sign-flipped"),
+    P("2x - y + 1 = 0", "y = 2x + 1", False, id="line-general-form-for-solved"),
+    P("2x + 1 = y", "y = 2x + 1", True, id="line-solved-sides-swapped"),
+    P("y - x^2 = 1", "y = x^2 + 1", False, id="parabola-unsolved-for-solved"),
     P("y + x^2 = 1", "y = x^2 + 1", False, id="parabola-sign"),
     P("x+2y = x+2y", "x=3-2y", False, id="identity-for-equation"),
     P("2y=3", "x=3-2y", False, id="equation-without-the-named-variable"),
