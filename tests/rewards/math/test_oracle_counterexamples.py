@@ -94,6 +94,11 @@ ROWS = [
     pytest.param("-4 = -4", "x = -4", False, "is_correct", id="8-negative-tautology"),
     pytest.param("0 = 0", "x = 0", False, "is_correct", id="8-zero-tautology"),
     pytest.param("x - x = 0", "x = 0", False, "is_correct", id="8-variable-cancels"),
+    # 9. set-builder with \leqslant: the condition's bound and variable were ignored (found by the oracle, not in #29)
+    pytest.param(r"\{t : t\leqslant 13\}", r"\{t : t\leqslant 99\}", False, "is_correct", id="9-leqslant-bound"),
+    pytest.param(r"\{t : t\leqslant 13\}", r"\{s : s\leqslant 12\}", False, "is_correct", id="9-leqslant-variable"),
+    pytest.param(r"\{t : t\leqslant 13\}", r"\\{t : t\\leqslant 12\\}", False, "is_correct", id="9-leqslant-doubled"),
+    pytest.param(r"\{x : x \geqslant 2\}", r"\{x : x\geqslant 5\}", False, "is_correct", id="9-geqslant-bound"),
 ]
 
 

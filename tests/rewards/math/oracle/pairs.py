@@ -461,6 +461,38 @@ def matrix_pair(rng: random.Random) -> Pair:
     return _pair("matrix", text(cs, cand_cells), text(rs, cells), m(cand_cells), m(cells), what)
 
 
+def equation_pair(rng: random.Random) -> Pair:
+    """``2x + 3y = 6`` against ``4x + 6y = 12``, ``6 = 3y + 2x``: the policy's equations equal up to a factor."""
+    a, b, c = _small(rng, -6, 6, True), _small(rng, -6, 6, True), _small(rng, -9, 9)
+    names = rng.choice([("x", "y"), ("a", "b")])
+    rs, cs = _two(rng)
+    lhs = o.add(scaled(a, o.var(names[0])), scaled(b, o.var(names[1])))
+    ref = f"{r.expr(rs, lhs)} = {c}"
+    ka, kb, kc, what = a, b, c, ""
+    change = rng.randrange(6)
+    if change == 0:
+        kc, what = c + 1, "the constant changed"
+    elif change == 1:
+        kb, what = -b, "a sign flipped"
+    elif change == 2:
+        return _pair(
+            "equation",
+            rng.choice(["1 = 1", "0 = 0", f"{names[0]} = {names[0]}"]),
+            ref,
+            Meaning("nothing"),
+            Meaning("lineq", (((names[0], Fraction(a)), (names[1], Fraction(b))), Fraction(c))),
+            "a tautology",
+        )
+    k = rng.choice([1, 1, 2, -1, 3])
+    terms = [scaled(k * ka, o.var(names[0])), scaled(k * kb, o.var(names[1]))]
+    rng.shuffle(terms)
+    left, right = r.expr(cs, o.add(*terms)), r.expr(cs, o.num(k * kc))
+    cand = f"{left} = {right}" if rng.random() < 0.7 else f"{right} = {left}"
+    cm = Meaning("lineq", (((names[0], Fraction(ka)), (names[1], Fraction(kb))), Fraction(kc)))
+    rm = Meaning("lineq", (((names[0], Fraction(a)), (names[1], Fraction(b))), Fraction(c)))
+    return _pair("equation", r.finish(cs, cand), r.finish(rs, ref), cm, rm, what)
+
+
 def side_by_side_pair(rng: random.Random) -> Pair:
     """Two values written next to each other (a space macro, a newline) are two answers, never their product."""
     a, b = rand_number(rng), rand_number(rng)
@@ -538,6 +570,7 @@ SHAPES: dict[str, Callable[[random.Random], Pair]] = {
     "tupleset": tupleset_pair,
     "assign": assign_pair,
     "matrix": matrix_pair,
+    "equation": equation_pair,
     "side_by_side": side_by_side_pair,
     "tautology": tautology_pair,
     "constant_variable": constant_variable_pair,
@@ -553,10 +586,14 @@ def either_or_pair(rng: random.Random) -> Pair:
     name = rng.choice(["x", "t"])
     k = _small(rng, 1, 9)
     roots = [o.num(k), o.num(-k)]
-    twin = rng.random() < 0.4
-    cand_roots = roots[:1] if twin else roots
     cs, rs = _two(rng)
     eq = f"{name}^2 = {k * k}" if rs.latex or rng.random() < 0.5 else f"{name}**2 = {k * k}"
+    if rng.random() < 0.4:  # a general quadratic with rational roots, expanded: 2x^2 - 3x - 2 = 0
+        pair = rng.sample([Fraction(a, d) for a in range(-6, 7) for d in (1, 2)], 2)
+        roots = [o.num(v) for v in pair]
+        eq = f"{r.expr(rs, _poly_from_roots(pair, name))} = 0"
+    twin = rng.random() < 0.4
+    cand_roots = roots[:1] if twin else roots
     words = _roots_text(cs, cand_roots, name, rng.choice(["or", "eqs"]))
     cm, rm = o.values(cand_roots, name), o.values(roots, name)
     if rng.random() < 0.5:
@@ -706,6 +743,68 @@ def degrees_pair(rng: random.Random) -> Pair:
     )
 
 
+def quadratic_inequality_pair(rng: random.Random) -> Pair:
+    """``t^2 \\le 16`` against ``|t| \\le 4`` or ``[-4, 4]``: equivalent by more than a positive factor."""
+    k, name, closed = _small(rng, 1, 9), rng.choice(["x", "t"]), rng.random() < 0.5
+    piece = Interval(Fraction(-k), Fraction(k), closed, closed)
+    twin = rng.random() < 0.4
+    ref_piece = Interval(Fraction(-k), Fraction(k), not closed, not closed) if twin else piece
+    cs = r.draw_style(rng)
+    cand = f"{name}^2{r._le(cs, closed)}{k * k}"
+    ref = rng.choice([f"|{name}|{r._le(cs, ref_piece.closed_low)}{k}", r.interval_text(cs, ref_piece)])
+    return _pair(
+        "held:quadratic_inequality",
+        cand,
+        ref,
+        Meaning("intervals", (piece,), name),
+        Meaning("intervals", (ref_piece,), None),
+        "strictness changed" if twin else "",
+    )
+
+
+def big_power_pair(rng: random.Random) -> Pair:
+    """``(b-y)^{5000}`` against ``(y-b)^{5000}``: equal for an even exponent, a sign apart for an odd one."""
+    n = rng.choice([2, 4, 10, 50, 500, 5000, 3, 51, 4999])
+    b, y = o.var("b"), o.var("y")
+    left = o.power(o.add(b, o.neg(y)), n)
+    right = o.power(o.add(y, o.neg(b)), n)
+    s = r.draw_style(rng)
+    return _pair(
+        "held:big_power",
+        r.expr(s, left),
+        r.expr(r.draw_style(rng), right),
+        o.value(left),
+        o.value(right),
+        "odd exponent" if n % 2 else "",
+    )
+
+
+TRIG = [  # (left, right): the oracle decides whether each pair is an identity
+    (lambda x: o.add(o.num(1), o.neg(o.power(o.func("cos", x), 2))), lambda x: o.power(o.func("sin", x), 2)),
+    (lambda x: o.func("sin", o.mul(o.num(2), x)), lambda x: o.mul(o.num(2), o.func("sin", x), o.func("cos", x))),
+    (lambda x: o.func("cos", o.add(o.div(o.PI, o.num(2)), o.neg(x))), lambda x: o.func("sin", x)),
+    (
+        lambda x: o.func("cos", o.mul(o.num(2), x)),
+        lambda x: o.add(o.num(1), o.neg(o.mul(o.num(2), o.power(o.func("sin", x), 2)))),
+    ),
+    (lambda x: o.func("cos", o.mul(o.num(2), x)), lambda x: o.add(o.num(1), o.neg(o.power(o.func("sin", x), 2)))),
+    (lambda x: o.func("sin", o.add(x, o.PI)), lambda x: o.func("sin", x)),
+    (lambda x: o.func("sin", o.add(x, o.PI)), lambda x: o.neg(o.func("sin", x))),
+]
+
+
+def trig_identity_pair(rng: random.Random) -> Pair:
+    """Identities that need a few rewrite steps (and near misses that are not identities)."""
+    left, right = rng.choice(TRIG)
+    x = o.var(rng.choice(["x", "t"]))
+    a, b = left(x), right(x)
+    if rng.random() < 0.5:
+        a, b = b, a
+    return _pair(
+        "held:trig_identity", r.expr(r.draw_style(rng), a), r.expr(r.draw_style(rng), b), o.value(a), o.value(b), ""
+    )
+
+
 HELD_OUT: dict[str, Callable[[random.Random], Pair]] = {
     "held:either_or": either_or_pair,
     "held:compound_and": compound_and_pair,
@@ -715,6 +814,9 @@ HELD_OUT: dict[str, Callable[[random.Random], Pair]] = {
     "held:rearranged": rearranged_pair,
     "held:complex": complex_pair,
     "held:degrees": degrees_pair,
+    "held:quadratic_inequality": quadratic_inequality_pair,
+    "held:big_power": big_power_pair,
+    "held:trig_identity": trig_identity_pair,
 }
 
 ALL_SHAPES = {**SHAPES, **HELD_OUT}
