@@ -46,6 +46,20 @@ ROWS = [
         "is_correct",
         id="2-mixed-variables-notation-reference",
     ),
+    pytest.param(
+        r"y \in [1,2] \cup (3, \infty)",
+        r"t \in [1,2] \text{ or } t \in (3,\infty)",
+        False,
+        "is_correct",
+        id="2-or-list-reference-forgets-its-variable",
+    ),
+    pytest.param(
+        r"t \in [7, 9) \text{ and } t \in [5, 12]",
+        r"t \in [7,9)\text{ or }t \in [5,12]",
+        False,
+        "is_correct",
+        id="1-and-overlapping-memberships",
+    ),
     # 3. a constant is not the variable: `\pi < 6` is a true statement, not the set (-inf, 6)
     pytest.param(r"\pi < 6", r"\left(-\infty,\,6\right)", False, "is_correct", id="3-pi-less-than"),
     pytest.param(r"\pi \in (-\infty, 5)", "(-infinity,5)", False, "is_correct", id="3-pi-in"),

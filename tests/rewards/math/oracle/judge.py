@@ -1,6 +1,6 @@
 """Ask the verifier about a generated pair, and tally soundness and recall per shape.
 
-``python -m tests.rewards.math.oracle.judge [N] [SEED]`` prints, per shape, how many pairs were equal and
+``python -m tests.rewards.math.oracle.judge --pairs N --seed S`` prints, per shape, how many pairs were equal and
 different by the oracle, the verifier's recall on the equal ones, and every false accept with its repro.
 A ``VerifierError`` (overloaded) and an ``InvalidReference`` are not verdicts: counted apart, never as
 False.
@@ -100,21 +100,35 @@ def run(count: int, seed: int = 0, shapes=None) -> Tally:
     return tally
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     import rewards
 
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.rewards.math.oracle.judge",
+        description="Generated pairs against the verifier: recall per shape and every false accept, with a repro.",
+    )
+    parser.add_argument("--pairs", type=int, default=2200, help="how many pairs (shapes in turn)")
+    parser.add_argument("--seed", type=int, default=0, help="which run of seeds (the same seed, the same pairs)")
+    parser.add_argument("--misses", action="store_true", help="also print up to 8 missed equal pairs per shape")
+    args = parser.parse_args(argv)
     rewards.warm_up()
-    count, seed = int(sys.argv[1]) if len(sys.argv) > 1 else 500, int(sys.argv[2]) if len(sys.argv) > 2 else 0
     start = time.perf_counter()
-    result = run(count, seed)
-    print(f"{count} pairs in {time.perf_counter() - start:.1f} s")
+    result = run(args.pairs, args.seed)
+    print(f"{args.pairs} pairs in {time.perf_counter() - start:.1f} s")
     print(result.table())
     print(f"\nfalse accepts: {len(result.false_accepts)}")
     for pair in result.false_accepts:
         print(" ", describe(pair))
         print("   ", repro(pair))
-    if "-v" in sys.argv:
-        for shape, pairs in result.misses.items():
+    if args.misses:
+        for shape, pairs in sorted(result.misses.items()):
             print(f"\nmisses ({shape}):")
             for pair in pairs[:8]:
                 print(" ", describe(pair))
+    return 1 if result.false_accepts else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
