@@ -160,6 +160,30 @@ def number_pair(rng: random.Random) -> Pair:
     named = rng.random() < 0.15
     cand = r.expr(cs, cand_tree)
     cand = f"x = {cand}" if named else cand
+    if twin and rng.random() < 0.3:  # hedges: the right value with another one
+        other, _ = mutate(ref_tree, rng)
+        first, second = (ref_tree, other) if rng.random() < 0.5 else (other, ref_tree)
+        a, b = r.expr(cs, first), r.expr(cs, second)
+        hedge = rng.randrange(4)
+        if hedge == 3:  # an equation chain with two values is no answer
+            return _pair(
+                "number",
+                f"x = {a} = {b}",
+                r.expr(rs, ref_tree),
+                Meaning("nothing"),
+                o.value(ref_tree),
+                "an equation chain with two values",
+            )
+        cand = [f"{a}, {b}", f"{a}{r.or_word(cs)}{b}", f"\\boxed{{{a}}} \\text{{ or }} \\boxed{{{b}}}"][hedge]
+        return _pair(
+            "number",
+            cand,
+            r.expr(rs, ref_tree),
+            o.values([first, second]),
+            o.value(ref_tree),
+            "a hedge: two values for one",
+            completion=hedge == 2,
+        )
     return _pair(
         "number",
         r.finish(cs, cand),
