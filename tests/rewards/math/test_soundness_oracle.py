@@ -30,8 +30,8 @@ from tests.rewards.math.oracle.pairs import ALL_SHAPES, HELD_OUT, SHAPES, make_p
 
 pytestmark = pytest.mark.usefixtures("generous_verifier_deadline")
 
-DEFAULT_SEEDS = 12  # x 26 shapes = 312 pairs: ~8 s on a quiet machine, ~25 s at load 8 on 2 cores
-LONG_SEEDS = 500  # x 26 shapes = 13,000 pairs, a few minutes
+DEFAULT_SEEDS = 12  # x 28 shapes = 336 pairs
+LONG_SEEDS = 500  # x 28 shapes = 14,000 pairs, a few minutes
 
 # recall floors where docs/verifier.md's policy table says the shape is accepted (measured well above these;
 # a floor below 1 leaves room for spellings the policy does not promise, e.g. plain `x in [1, 2]`)
@@ -163,6 +163,12 @@ ORACLE_TABLE = [
         o.value(o.add(R(1), o.div(R(1), o.mul(R(10**20), o.add(x, R(2)))))), o.value(R(1)), False, id="tiny-difference"
     ),
     pytest.param(o.value(o.sqrt(R(16))), o.value(o.mul(R(1), R(6))), False, id="root-16-is-not-6"),
+    pytest.param(o.value(o.add(o.power(R(10), 32), R(-1))), o.value(o.power(R(10), 32)), False, id="big-off-by-one"),
+    pytest.param(o.value(o.power(R(2), -72)), o.value(R(0)), False, id="tiny-is-not-zero"),
+    pytest.param(o.value(o.func("sin", o.PI)), o.value(R(0)), True, id="sin-pi-is-zero"),
+    pytest.param(
+        o.value(o.num(Fraction("1.4142135623730950488"))), o.value(o.sqrt(R(2))), False, id="digits-of-root-2"
+    ),
     pytest.param(o.value(R(3), "x"), o.value(R(3)), True, id="named-value-vs-bare"),
     pytest.param(o.value(R(3), "k"), o.value(R(3), "n"), False, id="names-differ"),
     # sets of values, hedges

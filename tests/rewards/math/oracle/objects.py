@@ -18,8 +18,9 @@ from fractions import Fraction
 
 import mpmath
 
-mpmath.mp.dps = 50
-TOLERANCE = mpmath.mpf(10) ** -30
+mpmath.mp.dps = 60
+TOLERANCE = mpmath.mpf(10) ** -40  # relative; and an absolute floor for cancellation (sin(pi) is ~1e-60, not 0)
+FLOOR = mpmath.mpf(10) ** -48
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,36 @@ def denominators(tree: E) -> list[E]:
 
 
 def _close(a, b) -> bool:
-    return abs(a - b) <= TOLERANCE * max(1, abs(a), abs(b))
+    return abs(a - b) <= max(TOLERANCE * max(abs(a), abs(b)), FLOOR)
+
+
+def exact_value(tree: E) -> Fraction | None:
+    """The exact rational value of a tree without variables or irrational parts (None otherwise), so that
+    ``10^{32} - 1`` and ``10^{32}``, or ``2^{-72}`` and 0, are told apart whatever the working precision."""
+    op, args = tree.op, tree.args
+    if op == "num":
+        return tree.value
+    if op not in ("add", "mul", "neg", "div", "pow"):
+        return None
+    if op == "pow":
+        base = exact_value(args[0])
+        exponent = int(args[1].value)
+        if base is None or abs(exponent) > 400 or (base == 0 and exponent < 0):
+            return None
+        return base**exponent
+    values = [exact_value(a) for a in args]
+    if any(v is None for v in values):
+        return None
+    if op == "add":
+        return sum(values, Fraction(0))
+    if op == "mul":
+        out = Fraction(1)
+        for v in values:
+            out *= v
+        return out
+    if op == "neg":
+        return -values[0]
+    return values[0] / values[1] if values[1] else None
 
 
 def _points(trees: list[E], rng: random.Random) -> list[dict]:
@@ -163,6 +193,9 @@ def _root_in(tree: E, name: str, base: dict):
 
 def expr_equal(a: E, b: E, rng: random.Random | None = None) -> bool | None:
     """Equal wherever both are defined (None when they are defined at too few of the sampled points)."""
+    exact_a, exact_b = exact_value(a), exact_value(b)
+    if exact_a is not None and exact_b is not None:
+        return exact_a == exact_b
     rng = rng or random.Random(0)
     agree = 0
     for env in _points([a, b], rng):

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
+import mpmath
+
 from tests.rewards.math.oracle import objects as o
 from tests.rewards.math.oracle import render as r
 from tests.rewards.math.oracle.objects import E, Interval, Meaning
@@ -401,11 +403,11 @@ def roots_pair(rng: random.Random) -> Pair:
     )
 
 
-def tuple_pair(rng: random.Random) -> Pair:
+def tuple_pair(rng: random.Random, as_assignment: bool = False) -> Pair:
     vals = [rand_number(rng) if rng.random() < 0.3 else o.num(_small(rng, -9, 9)) for _ in range(rng.choice([2, 2, 3]))]
     labels = ("x", "y", "z")[: len(vals)]
     cs, rs = _two(rng)
-    labeled = rng.random() < 0.5
+    labeled = as_assignment or rng.random() < 0.5
     body = lambda s, vs: r._paren(s, f",{s.gap()}".join(r.expr(s, v) for v in vs))  # noqa: E731
     lab = lambda s, ls: r._paren(s, ", ".join(ls))  # noqa: E731
     ref = f"{lab(rs, labels)} = {body(rs, vals)}" if labeled else body(rs, vals)
@@ -418,10 +420,20 @@ def tuple_pair(rng: random.Random) -> Pair:
         cand_labels, what = (labels[1], labels[0], *labels[2:]), "labels swapped"
     elif change == 2:
         cand_vals[-1], what = mutate(vals[-1], rng)
-    cand_labeled = labeled and rng.random() < 0.8
+    cand_labeled = labeled and (as_assignment or rng.random() < 0.8)
     cand = f"{lab(cs, cand_labels)} = {body(cs, cand_vals)}" if cand_labeled else body(cs, cand_vals)
     cm = Meaning("tuple", tuple(cand_vals), labels=cand_labels if cand_labeled else None)
-    return _pair("tuple", r.finish(cs, cand), r.finish(rs, ref), cm, rm, what)
+    if as_assignment and cand_labeled:  # the same labeled tuple written as an assignment list
+        cand = ", ".join(f"{n} = {r.expr(cs, v)}" for n, v in zip(cand_labels, cand_vals))
+        cm = Meaning("assign", tuple(zip(cand_labels, cand_vals)))
+    return _pair(
+        "tuple_as_assignment" if as_assignment else "tuple", r.finish(cs, cand), r.finish(rs, ref), cm, rm, what
+    )
+
+
+def tuple_as_assignment_pair(rng: random.Random) -> Pair:
+    """``x = 1, y = 2`` against ``(x, y) = (1, 2)`` (not promised by the policy: measured, no floor)."""
+    return tuple_pair(rng, as_assignment=True)
 
 
 def tupleset_pair(rng: random.Random) -> Pair:
@@ -517,6 +529,43 @@ def equation_pair(rng: random.Random) -> Pair:
     return _pair("equation", r.finish(cs, cand), r.finish(rs, ref), cm, rm, what)
 
 
+def magnitude_pair(rng: random.Random) -> Pair:
+    """Values a float cannot tell apart: ``10^{20} + 1`` against ``10^{20}``, ``2^{-60}`` against 0, and an
+    irrational reference against its decimal expansion to many digits."""
+    kind = rng.randrange(3)
+    s = r.draw_style(rng)
+    if kind == 0:
+        base, k = rng.choice([(10, rng.randint(15, 40)), (2, rng.randint(55, 130)), (3, rng.randint(35, 80))])
+        big = o.power(o.num(base), k)
+        delta = rng.choice([0, 1, -1])
+        cand_tree = o.add(big, o.num(delta)) if delta else big
+        return _pair(
+            "magnitude",
+            r.expr(s, cand_tree),
+            r.expr(r.draw_style(rng), big),
+            o.value(cand_tree),
+            o.value(big),
+            "off by one at 10^k" if delta else "",
+        )
+    if kind == 1:
+        k = rng.randint(20, 80)
+        tiny = o.power(o.num(rng.choice([2, 10])), -k)
+        return _pair("magnitude", r.expr(s, tiny), "0", o.value(tiny), o.value(o.num(0)), "a tiny value for 0")
+    exact = rng.choice(
+        [o.sqrt(o.num(2)), o.PI, o.div(o.num(1), o.num(3)), o.sqrt(o.num(3)), o.add(o.num(1), o.sqrt(o.num(5)))]
+    )
+    digits = rng.randint(6, 30)
+    text = mpmath.nstr(o.evaluate(exact, {}), digits, strip_zeros=False)
+    return _pair(
+        "magnitude",
+        text,
+        r.expr(r.draw_style(rng), exact),
+        o.value(o.num(Fraction(text))),
+        o.value(exact),
+        f"{digits} digits for an exact value",
+    )
+
+
 def side_by_side_pair(rng: random.Random) -> Pair:
     """Two values written next to each other (a space macro, a newline) are two answers, never their product."""
     a, b = rand_number(rng), rand_number(rng)
@@ -591,10 +640,12 @@ SHAPES: dict[str, Callable[[random.Random], Pair]] = {
     "intervals": interval_pair,
     "roots": roots_pair,
     "tuple": tuple_pair,
+    "tuple_as_assignment": tuple_as_assignment_pair,
     "tupleset": tupleset_pair,
     "assign": assign_pair,
     "matrix": matrix_pair,
     "equation": equation_pair,
+    "magnitude": magnitude_pair,
     "side_by_side": side_by_side_pair,
     "tautology": tautology_pair,
     "constant_variable": constant_variable_pair,
