@@ -390,6 +390,22 @@ def roots_pair(rng: random.Random) -> Pair:
         else:
             cand_roots, what = [*cand_roots, o.num(_small(rng, 7, 12))], "an extra root"
     rng.shuffle(cand_roots)
+    if len(roots) == 2 and not what and rng.random() < 0.15:  # two roots written as an interval or a point
+        low, high = sorted(t.value for t in roots)
+        if rng.random() < 0.5:
+            cand = f"[{r._fraction(cs, low)}, {r._fraction(cs, high)}]"
+            cm = Meaning("intervals", (Interval(low, high, True, True),))
+        else:
+            cand = f"({r._fraction(cs, low)}, {r._fraction(cs, high)})"
+            cm = Meaning("tuple", (o.num(low), o.num(high)))
+        return _pair(
+            "roots",
+            cand,
+            r.finish(rs, _roots_text(rs, roots, name, ref_form)),
+            cm,
+            rm,
+            "an interval or a point for two roots",
+        )
     cm = o.values(cand_roots, None if cand_form in ("list", "set") else name)
     if len(cand_roots) == 1:
         cm = o.value(cand_roots[0], cm.name)
@@ -566,6 +582,31 @@ def magnitude_pair(rng: random.Random) -> Pair:
     )
 
 
+UNITS = ["cm", "m", "km", "kg", "g", "s", "hours", "dollars"]
+
+
+def units_pair(rng: random.Random) -> Pair:
+    """``5\\text{ cm}`` against ``5\\text{ m}`` (different), against ``5`` (equal: a unit on one side is ignored)."""
+    value = _small(rng, 1, 99)
+    unit = rng.choice(UNITS)
+    ref = rng.choice([f"{value}\\text{{ {unit}}}", f"{value} \\mathrm{{{unit}}}", f"{value} {unit}"])
+    change = rng.randrange(4)
+    cand_value, cand_unit, what = value, unit, ""
+    if change == 0:
+        cand_unit, what = rng.choice([u for u in UNITS if u != unit]), "another unit"
+    elif change == 1:
+        cand_value, what = value + 1, "a number off by one"
+    elif change == 2:
+        cand_unit = None
+    cand = (
+        str(cand_value)
+        if cand_unit is None
+        else rng.choice([f"{cand_value}\\text{{ {cand_unit}}}", f"{cand_value} {cand_unit}"])
+    )
+    truth_c = o.value(o.num(cand_value)) if cand_unit in (None, unit) else Meaning("nothing")
+    return _pair("units", cand, ref, truth_c, o.value(o.num(value)), what)
+
+
 def side_by_side_pair(rng: random.Random) -> Pair:
     """Two values written next to each other (a space macro, a newline) are two answers, never their product."""
     a, b = rand_number(rng), rand_number(rng)
@@ -646,6 +687,7 @@ SHAPES: dict[str, Callable[[random.Random], Pair]] = {
     "matrix": matrix_pair,
     "equation": equation_pair,
     "magnitude": magnitude_pair,
+    "units": units_pair,
     "side_by_side": side_by_side_pair,
     "tautology": tautology_pair,
     "constant_variable": constant_variable_pair,
