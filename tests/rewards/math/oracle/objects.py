@@ -4,7 +4,7 @@ No text is parsed here. An answer is a ``Meaning`` the generator built (a value 
 union of intervals, a labeled tuple, ...); two meanings are compared the way the verifier's documented
 policy says they should be (``x = 3`` is 3 against a bare 3, a named answer never equals an unnamed list,
 a union equals only the same set of reals), with expressions decided by evaluating the generator's own
-trees with mpmath at 50 digits at random points and a few points next to the zeros of every denominator,
+trees with mpmath at 60 digits at random points and a few points next to the zeros of every denominator,
 and interval sets by the membership of every end, every end plus or minus a tiny step, and far points.
 Hand-written because no library evaluates *our* trees: sharing sympy's or the verifier's parser would let
 one bug agree with itself.
