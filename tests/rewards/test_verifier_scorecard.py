@@ -107,10 +107,22 @@ BAD_FILES = [
 
 
 @pytest.mark.parametrize(("line", "problem"), BAD_FILES)
-def test_malformed_files_are_an_error_line_not_a_traceback(tmp_path, line, problem):
-    """Through the script, as a user runs it: exit 2, one `error: FILE:LINE: what. fix` line, no traceback."""
+def test_malformed_files_are_an_error_line_not_a_traceback(tmp_path, capsys, line, problem):
+    """exit 2 and one `error: FILE:LINE: what. fix` line on stderr; nothing judged, nothing on stdout."""
     labeled = tmp_path / "labels.jsonl"
     labeled.write_bytes(GOOD_LINE + line + b"\n" + GOOD_LINE)
+    assert main([str(labeled)]) == 2
+    out, err = capsys.readouterr()
+    error = err.strip()
+    assert error.startswith(f"error: {labeled}:2: ") and problem in error, error
+    assert len(error.splitlines()) == 1 and len(error) < 600, error
+    assert out == ""
+
+
+def test_the_script_ends_in_an_error_line_not_a_traceback(tmp_path):
+    """The same through the script as a user runs it (one subprocess: the deepest case)."""
+    labeled = tmp_path / "labels.jsonl"
+    labeled.write_bytes(GOOD_LINE + b"[" * 100_000 + b"]" * 100_000 + b"\n")
     result = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "verifier_scorecard.py"), str(labeled)],
         capture_output=True,
@@ -118,12 +130,8 @@ def test_malformed_files_are_an_error_line_not_a_traceback(tmp_path, line, probl
         timeout=120,
         cwd=tmp_path,
     )
-    assert result.returncode == 2, result.stderr[-2000:]
-    assert "Traceback" not in result.stderr
-    error = result.stderr.strip()
-    assert error.startswith(f"error: {labeled}:2: ") and problem in error, error
-    assert len(error.splitlines()) == 1 and len(error) < 600, error
-    assert result.stdout == ""
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.stderr.startswith(f"error: {labeled}:2: JSON nested too deeply"), result.stderr
 
 
 def test_a_byte_order_mark_is_not_an_error(tmp_path):
