@@ -467,6 +467,30 @@ def tupleset_pair(rng: random.Random) -> Pair:
     return _pair("tupleset", text(cs, cand_tuples), text(rs, tuples), meaning(cand_tuples), meaning(tuples), what)
 
 
+def named_tupleset_pair(rng: random.Random) -> Pair:
+    """``p=5,q=2;p=7,q=2``: a set of named solutions; names may come in any order, values stay with their name."""
+    names = rng.choice([("p", "q"), ("x", "y"), ("a", "b")])
+    sols = list({(_small(rng, -9, 9), _small(rng, -9, 9)) for _ in range(rng.choice([2, 3]))})
+
+    def text(order, ss, sep):
+        return sep.join(",".join(f"{names[k]}={v[k]}" for k in order) for v in ss)
+
+    def meaning(ss):
+        return Meaning("tupleset", tuple(tuple(o.num(x) for x in v) for v in ss), labels=names)
+
+    ref = text((0, 1), sols, rng.choice(["; ", ";"]))
+    cand_sols, what = list(sols), ""
+    change = rng.randrange(4)
+    if change == 0:
+        cand_sols, what = [(b, a) for a, b in sols], "values swapped between the names"
+    elif change == 1 and len(sols) > 1:
+        cand_sols, what = sols[1:], "a solution missing"
+    rng.shuffle(cand_sols)
+    order = rng.choice([(0, 1), (1, 0)])
+    cand = text(order, cand_sols, rng.choice(["; ", ";", r" \text{ and } "]))
+    return _pair("named_tupleset", cand, ref, meaning(cand_sols), meaning(sols), what)
+
+
 def assign_pair(rng: random.Random) -> Pair:
     names = ["x", "y", "z"][: rng.choice([2, 2, 3])]
     vals = [o.num(v) for v in rng.sample(range(-9, 10), len(names))]
@@ -684,6 +708,7 @@ SHAPES: dict[str, Callable[[random.Random], Pair]] = {
     "tuple_as_assignment": tuple_as_assignment_pair,
     "tupleset": tupleset_pair,
     "assign": assign_pair,
+    "named_tupleset": named_tupleset_pair,
     "matrix": matrix_pair,
     "equation": equation_pair,
     "magnitude": magnitude_pair,
