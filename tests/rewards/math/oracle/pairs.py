@@ -277,6 +277,8 @@ def _interval_set(rng: random.Random) -> list[Interval]:
     pieces = []
     for k in range(count):
         low, high = Fraction(ends[2 * k], rng.choice([1, 1, 2])), Fraction(ends[2 * k + 1])
+        if not (low < high and (k == 0 or low > pieces[-1].high)):  # halving a negative end moved it past another
+            low = Fraction(ends[2 * k])
         pieces.append(Interval(low, high, rng.random() < 0.5, rng.random() < 0.5))
     if rng.random() < 0.4:
         pieces[0] = Interval(None, pieces[0].high, False, pieces[0].closed_high)
