@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -96,28 +97,66 @@ def _fail(path: Path, line: int, problem: str, fix: str) -> ScorecardInputError:
     return ScorecardInputError(f"{path}:{line}: {problem}. {fix}")
 
 
-def _parse_line(path: Path, number: int, text: str) -> LabeledPair:
-    example = '{"candidate": "1/2", "reference": "0.5", "expected": true, "tags": ["fractions"]}'
+_EXAMPLE = '{"candidate": "1/2", "reference": "0.5", "expected": true, "tags": ["fractions"]}'
+
+
+def _decode(path: Path, number: int, raw: bytes) -> str:
     try:
-        row = json.loads(text)
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = raw[exc.start : exc.start + 1]
+        raise _fail(
+            path,
+            number,
+            f"byte {byte!r} at column {exc.start + 1} is not UTF-8",
+            "Save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8), or write the character as a JSON \\u escape",
+        ) from None
+
+
+def _load_json(path: Path, number: int, text: str) -> object:
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _fail(path, number, f"not JSON ({exc.msg})", f"Write one JSON object per line, e.g. {example}") from None
+        raise _fail(path, number, f"not JSON ({exc.msg})", f"Write one JSON object per line, e.g. {_EXAMPLE}") from None
+    except RecursionError:
+        raise _fail(
+            path, number, "JSON nested too deeply to read", f"Write one flat JSON object per line, e.g. {_EXAMPLE}"
+        ) from None
+    except ValueError as exc:  # an integer literal longer than Python's int-str limit (4,300 digits)
+        raise _fail(
+            path,
+            number,
+            f"a number Python will not read ({str(exc).split(':')[0]})",
+            'Quote long numbers as strings: "candidate": "123...", and write expected as true or false',
+        ) from None
+
+
+def _parse_line(path: Path, number: int, text: str) -> LabeledPair:
+    example = _EXAMPLE
+    row = _load_json(path, number, text)
     if not isinstance(row, dict):
-        raise _fail(path, number, f"a JSON {type(row).__name__}, not an object", f"Write e.g. {example}")
+        raise _fail(path, number, f"a JSON {_json_type(row)}, not an object", f"Write e.g. {example}")
     missing = [name for name in ("candidate", "reference", "expected") if name not in row]
     if missing:
         raise _fail(path, number, f"missing {', '.join(missing)}", f"Every line needs {_FIELDS[:3]}, e.g. {example}")
     candidate, reference, expected, tags = row["candidate"], row["reference"], row["expected"], row.get("tags", [])
     if candidate is not None and not isinstance(candidate, str):
         raise _fail(
-            path, number, "candidate is not a string", 'Quote it (a number 0.5 becomes "0.5"); null means no answer'
+            path,
+            number,
+            f"candidate is a JSON {_json_type(candidate)}, not a string",
+            'Quote it (a number 0.5 becomes "0.5"); null means no answer',
         )
     if not isinstance(reference, str):
-        raise _fail(path, number, "reference is not a string", 'Quote it: "reference": "0.5"')
+        raise _fail(
+            path, number, f"reference is a JSON {_json_type(reference)}, not a string", 'Quote it: "reference": "0.5"'
+        )
     if isinstance(expected, int) and not isinstance(expected, bool) and expected in (0, 1):
         expected = bool(expected)
     if not isinstance(expected, bool):
-        raise _fail(path, number, f"expected is {expected!r}", "Use true (the two are equal) or false (they are not)")
+        raise _fail(
+            path, number, f"expected is {_short(expected, 40)}", "Use true (the two are equal) or false (they are not)"
+        )
     if isinstance(tags, str):
         tags = [tags]
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
@@ -125,19 +164,49 @@ def _parse_line(path: Path, number: int, text: str) -> LabeledPair:
     return LabeledPair(candidate, reference, expected, tuple(tags), number)
 
 
+def _json_type(value: object) -> str:
+    names = {dict: "object", list: "list", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
 def read_labeled(path: str | Path) -> list[LabeledPair]:
     """The labeled pairs of a JSONL file (blank lines skipped); ``ScorecardInputError`` on the first bad line."""
     path = Path(path)
     if not path.is_file():
-        raise ScorecardInputError(f"{path}: no such file. Pass a JSONL file with one labeled pair per line.")
+        what = "a folder, not a file" if path.is_dir() else "no such file"
+        raise ScorecardInputError(f"{path}: {what}. Pass a JSONL file with one labeled pair per line.")
     pairs = []
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if text.strip():
-                pairs.append(_parse_line(path, number, text))
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                text = _decode(path, number, raw)
+                if number == 1:
+                    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
+                if text.strip():
+                    pairs.append(_parse_line(path, number, text))
+    except OSError as exc:
+        raise ScorecardInputError(f"{path}: cannot read ({exc.strerror}). Check the file's permissions.") from None
     if not pairs:
         raise ScorecardInputError(f"{path}: no labeled pairs. Write one JSON object per line.")
     return pairs
+
+
+def check_output_path(path: str | Path) -> Path:
+    """Where ``--json`` will write, checked before any pair is judged so a finished run is never lost."""
+    path = Path(path)
+    parent = path.parent
+    if path.is_dir():
+        raise ScorecardInputError(f"--json {path}: a folder. Name a file to write, e.g. {path / 'verdicts.json'}")
+    if not parent.is_dir():
+        what = "is not a folder" if parent.exists() else "does not exist"
+        raise ScorecardInputError(f"--json {path}: the folder {parent} {what}. Create it first: mkdir -p {parent}")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ScorecardInputError(
+            f"--json {path}: the file is not writable. Choose another path or fix its permissions"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ScorecardInputError(f"--json {path}: the folder {parent} is not writable. Choose a folder you can write")
+    return path
 
 
 Judge = Callable[[LabeledPair], tuple[bool | None, str, str]]
@@ -322,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="OUT", help="also write every pair's verdicts and timings to OUT")
     args = parser.parse_args(argv)
     try:
+        out = check_output_path(args.json) if args.json else None
+        if not args.deadline > 0 or math.isinf(args.deadline):
+            raise ScorecardInputError(f"--deadline {args.deadline}: not a number of seconds. Pass e.g. --deadline 60")
         pairs = read_labeled(args.labeled)
         judges = {
             "rewards.is_correct" if not args.completions else "rewards.grade": verigrpo_judge(
@@ -341,8 +413,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[scorecard] {name}: {len(pairs)} pairs", file=sys.stderr, flush=True)
         runs[name] = judge_all(pairs, judge, _progress(len(pairs)))
     print(report(args.labeled, runs, warm_up_s))
-    if args.json:
-        Path(args.json).write_text(json.dumps(results_json(runs), indent=1) + "\n")
+    if out is not None:
+        try:
+            out.write_text(json.dumps(results_json(runs), indent=1) + "\n")
+        except OSError as exc:  # checked before the run; the folder changed since (the report above still stands)
+            print(f"error: --json {out}: cannot write ({exc.strerror}); the report above is complete", file=sys.stderr)
+            return 2
     return 0
 
 

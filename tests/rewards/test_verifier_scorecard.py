@@ -1,6 +1,7 @@
 """The verifier scorecard: the bundled example scores as documented, bad input says where and what to do."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +60,11 @@ BAD_LINES = [
     pytest.param("{not json", "not JSON", id="not-json"),
     pytest.param("[1, 2]", "a JSON list, not an object", id="not-an-object"),
     pytest.param('{"candidate": "1", "expected": true}', "missing reference", id="missing-key"),
-    pytest.param('{"candidate": 0.5, "reference": "1/2", "expected": true}', "candidate is not a string", id="number"),
+    pytest.param(
+        '{"candidate": 0.5, "reference": "1/2", "expected": true}',
+        "candidate is a JSON number, not a string",
+        id="number",
+    ),
     pytest.param('{"candidate": "1", "reference": "1", "expected": "yes"}', "expected is 'yes'", id="expected-word"),
     pytest.param(
         '{"candidate": "1", "reference": "1", "expected": true, "tags": [1]}', "tags is not a list", id="tags"
@@ -77,6 +82,97 @@ def test_bad_lines_name_the_file_the_line_and_the_fix(tmp_path, capsys, line, pr
     assert message.startswith(f"{labeled}:2: ") and problem in message
     assert main([str(labeled)]) == 2
     assert f"{labeled}:2: " in capsys.readouterr().err
+
+
+GOOD_LINE = b'{"candidate": "1", "reference": "1", "expected": true}\n'
+# malformed files as bytes: each used to end in a traceback (or, for --json, lose the finished report)
+BAD_FILES = [
+    pytest.param(b'{"candidate": "caf\xe9", "reference": "1", "expected": true}', "is not UTF-8", id="latin1-byte"),
+    pytest.param(b"\xff\xfe{}", "byte b'\\xff' at column 1 is not UTF-8", id="utf16-bom"),
+    pytest.param(b"[" * 100_000 + b"]" * 100_000, "nested too deeply", id="deep-nesting"),
+    pytest.param(
+        b'{"candidate": "1", "reference": "1", "expected": ' + b"1" * 4301 + b"}",
+        "a number Python will not read",
+        id="int-over-4300-digits",
+    ),
+    pytest.param(b'{"candidate": "1", "reference": null, "expected": true}', "reference is a JSON null", id="null-ref"),
+    pytest.param(b'{"candidate": ["1"], "reference": "1", "expected": true}', "candidate is a JSON list", id="list"),
+    pytest.param(b'{"reference": "1", "expected": true}', "missing candidate", id="missing-candidate"),
+    pytest.param(b'{"candidate": "1", "reference": "1"}', "missing expected", id="missing-expected"),
+    pytest.param(b'{"candidate": "1", "reference": "1", "expected": 2}', "expected is 2", id="expected-2"),
+    pytest.param(b'{"candidate": "1", "reference": "1", "expected": NaN}', "expected is nan", id="expected-nan"),
+    pytest.param(b'"just a string"', "a JSON string, not an object", id="string"),
+    pytest.param(b'{"candidate": "1", "reference": "1", "expected": true, "tags": {"a": 1}}', "tags is not", id="tags"),
+]
+
+
+@pytest.mark.parametrize(("line", "problem"), BAD_FILES)
+def test_malformed_files_are_an_error_line_not_a_traceback(tmp_path, capsys, line, problem):
+    """exit 2 and one `error: FILE:LINE: what. fix` line on stderr; nothing judged, nothing on stdout."""
+    labeled = tmp_path / "labels.jsonl"
+    labeled.write_bytes(GOOD_LINE + line + b"\n" + GOOD_LINE)
+    assert main([str(labeled)]) == 2
+    out, err = capsys.readouterr()
+    error = err.strip()
+    assert error.startswith(f"error: {labeled}:2: ") and problem in error, error
+    assert len(error.splitlines()) == 1 and len(error) < 600, error
+    assert out == ""
+
+
+def test_the_script_ends_in_an_error_line_not_a_traceback(tmp_path):
+    """The same through the script as a user runs it (one subprocess: the deepest case)."""
+    labeled = tmp_path / "labels.jsonl"
+    labeled.write_bytes(GOOD_LINE + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "verifier_scorecard.py"), str(labeled)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.stderr.startswith(f"error: {labeled}:2: JSON nested too deeply"), result.stderr
+
+
+def test_a_byte_order_mark_is_not_an_error(tmp_path):
+    labeled = tmp_path / "bom.jsonl"
+    labeled.write_bytes(b"\xef\xbb\xbf" + GOOD_LINE)
+    assert [pair.line for pair in read_labeled(labeled)] == [1]
+
+
+@pytest.mark.parametrize(
+    ("out", "problem"),
+    [
+        pytest.param("missing/verdicts.json", "the folder {tmp}/missing does not exist", id="missing-folder"),
+        pytest.param("file.txt/verdicts.json", "the folder {tmp}/file.txt is not a folder", id="parent-is-a-file"),
+        pytest.param(".", "a folder. Name a file", id="a-folder"),
+        pytest.param("locked/verdicts.json", "the folder {tmp}/locked is not writable", id="read-only-folder"),
+    ],
+)
+def test_the_json_path_is_checked_before_the_run(tmp_path, capsys, monkeypatch, out, problem):
+    """A --json path that cannot be written stops the scorecard before it judges a pair (no lost report)."""
+    import rewards.scorecard as scorecard
+
+    (tmp_path / "file.txt").write_text("")
+    (tmp_path / "locked").mkdir(mode=0o500)
+    labeled = tmp_path / "labels.jsonl"
+    labeled.write_bytes(GOOD_LINE)
+    judged = []
+    monkeypatch.setattr(scorecard, "judge_all", lambda *args, **kw: judged.append(args) or [])
+    if out == "locked/verdicts.json" and os.access(tmp_path / "locked", os.W_OK):
+        pytest.skip("running as root: a read-only folder is still writable")
+    assert main([str(labeled), "--json", str(tmp_path / out)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: --json ") and problem.format(tmp=tmp_path) in error, error
+    assert judged == []
+
+
+def test_a_bad_deadline_is_an_error(tmp_path, capsys):
+    labeled = tmp_path / "labels.jsonl"
+    labeled.write_bytes(GOOD_LINE)
+    for deadline in ("0", "-1", "nan", "inf"):
+        assert main([str(labeled), "--deadline", deadline]) == 2
+        assert "error: --deadline" in capsys.readouterr().err
 
 
 def test_a_missing_or_empty_file_is_a_clear_error(tmp_path):
