@@ -87,7 +87,7 @@ def degree_bound(expr: sympy.Basic) -> int:
         if inner == 0:
             return degree_bound(exponent)
         if exponent.is_Rational:
-            return min(_CAP, inner * max(1, math.ceil(abs(exponent))))
+            return min(_CAP, inner * max(1, -(-abs(int(exponent.p)) // int(exponent.q))))
         return min(_CAP, inner + degree_bound(exponent))
     parts = [degree_bound(arg) for arg in expr.args]
     if expr.is_Mul:
