@@ -192,6 +192,7 @@ def _estimate(expr: sympy.Basic) -> tuple[int, int, int]:
 MAX_POLY_WORK = 500_000  # coefficient multiplications (weighted by their size) exact polynomial arithmetic may do
 MAX_FACTOR_DEGREE = 24  # a base factored on its own (``b - y`` in ``(b-y)^{5000}``) has at most this degree
 MAX_SIMPLIFY_NODES = 150  # rewrite steps (trigsimp, simplify) run only on a difference this small
+MAX_REWRITE_DEGREE = 12  # ... and of at most this degree (trigsimp on sin^40 cos^40 runs for minutes)
 
 
 def _dense_terms(degree: int, generators: int) -> int:

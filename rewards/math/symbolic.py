@@ -22,6 +22,7 @@ from latex2sympy2_extended.math_normalization import NormalizationConfig, normal
 from sympy import QQ
 from sympy.core.relational import Relational
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
+from sympy.polys.domains import QQ_I
 from sympy.polys.rings import ring
 
 from rewards.math.answer_tree import (  # one pair of candidate-failure types, host and worker
@@ -33,6 +34,7 @@ from rewards.math.complexity import (
     MAX_EXPANDED_TERMS,
     MAX_FACTOR_DEGREE,
     MAX_POLY_WORK,
+    MAX_REWRITE_DEGREE,
     MAX_SIMPLIFY_NODES,
     check_limits,
     degree_bound,
@@ -145,17 +147,21 @@ class _Generators:
     """The ring a pair is evaluated in: its free symbols, then each non-rational part (``\\sin(x)``,
     ``\\sqrt{2}``, ``\\pi``) as one more indeterminate, so that one fraction of polynomials stands for it."""
 
-    def __init__(self, *exprs: sympy.Expr) -> None:
+    def __init__(self, *exprs: sympy.Expr, gaussian: bool = False) -> None:
+        self.gaussian = gaussian  # numbers are a + bi (QQ_I): the imaginary unit is a number, not an indeterminate
         self.symbols = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
         self.others: list[sympy.Expr] = []
         for expr in exprs:
             self._collect(expr)
         names = [f"g{k}" for k in range(len(self.symbols) + len(self.others))] or ["g0"]
-        self.ring, *gens = ring(names, QQ)
+        self.ring, *gens = ring(names, QQ_I if gaussian else QQ)
         self.index = {part: gens[k] for k, part in enumerate(self.symbols + self.others)}
 
+    def _number(self, expr) -> bool:
+        return expr.is_Rational or (self.gaussian and expr is sympy.I)
+
     def _collect(self, expr) -> None:
-        if expr.is_Symbol or expr.is_Rational:
+        if expr.is_Symbol or self._number(expr):
             return
         if expr.is_Add or expr.is_Mul or (expr.is_Pow and expr.args[1].is_Integer):
             for arg in expr.args:
@@ -170,8 +176,8 @@ class _Generators:
 
     def as_fraction(self, expr) -> tuple:
         """``expr`` as (numerator, denominator) polynomials, exactly, without expanding sympy expressions."""
-        if expr.is_Rational:
-            return self.ring(expr), self.ring.one
+        if self._number(expr):
+            return self.ring.ground_new(self.ring.domain.from_sympy(expr)), self.ring.one
         if expr in self.index:
             return self.index[expr], self.ring.one
         if expr.is_Add:
@@ -250,6 +256,42 @@ def _rational_decision(a, b) -> bool | None:
     return False if gens.pure else None
 
 
+def _as_exponentials(expr, units: dict):
+    """Trigonometric functions of integer combinations of symbols as Laurent monomials in ``z_s = e^{i s}``.
+
+    ``\\sin(2x) = (z^2 - z^{-2}) / 2i``: a trigonometric identity becomes an identity of rational functions in
+    the ``z_s`` over the Gaussian rationals, decided exactly with no rewrite search. An exponential this does
+    not cover (``e^{ix/2}``) stays a generator of its own, so the route can prove an identity, never refute one.
+    """
+    rewritten = expr.rewrite(sympy.exp)
+    swap = {}
+    for power in rewritten.atoms(sympy.exp):
+        angle = sympy.expand(power.args[0] / sympy.I)
+        monomial, rest = sympy.Integer(1), sympy.Integer(0)
+        for term, k in angle.as_coefficients_dict().items():
+            if term.is_Symbol and k.is_Integer and not angle.has(sympy.I):
+                unit = units.setdefault(term, sympy.Dummy(f"z_{term}"))
+                monomial *= unit**k
+            else:
+                rest += term * k
+        if monomial != 1:
+            swap[power] = monomial * sympy.exp(sympy.I * rest)
+    return rewritten.xreplace(swap)
+
+
+def _trig_identity(a, b) -> bool:
+    """True when ``a`` and ``b`` are one rational function of ``e^{i s}`` (``_as_exponentials``); False: not shown."""
+    if not (a.has(TrigonometricFunction) or b.has(TrigonometricFunction)):
+        return False
+    units: dict = {}
+    a, b = _as_exponentials(a, units), _as_exponentials(b, units)
+    gens = _Generators(a, b, gaussian=True)
+    if polynomial_work(a, len(gens.index)) + polynomial_work(b, len(gens.index)) > MAX_POLY_WORK:
+        return False
+    (num_a, den_a), (num_b, den_b) = gens.as_fraction(a), gens.as_fraction(b)
+    return bool(den_a and den_b) and num_a * den_b == num_b * den_a
+
+
 def _expr_equal(a, b) -> bool:
     if a == b:
         return True
@@ -274,6 +316,8 @@ def _expr_equal(a, b) -> bool:
     decided = _rational_decision(a, b)
     if decided is not None:
         return decided
+    if _trig_identity(a, b):  # trigonometric: exact, as rational functions of e^{ix}
+        return True
     difference = a - b
     # then rewrite steps, each only within a structural cap (never a clock): a verdict is the same everywhere
     if expanded_terms(difference) <= MAX_EXPANDED_TERMS and (
@@ -282,6 +326,8 @@ def _expr_equal(a, b) -> bool:
         return True
     if sum(1 for _ in sympy.preorder_traversal(difference)) > MAX_SIMPLIFY_NODES:
         raise TooComplex(f"the difference has more than {MAX_SIMPLIFY_NODES} nodes for simplify")
+    if degree_bound(difference) > MAX_REWRITE_DEGREE:
+        raise TooComplex(f"the difference has degree over {MAX_REWRITE_DEGREE} for simplify")
     if difference.has(TrigonometricFunction) and sympy.trigsimp(difference) == 0:
         return True
     return sympy.simplify(difference) == 0

@@ -45,6 +45,17 @@ DECIDED_WITHOUT_A_CLOCK = [
     P(r"\sin(3x)", r"3\sin(x)-4\sin^3(x)", True, id="trig-triple-angle"),
     P(r"\sin(3x)", r"3\sin(x)+4\sin^3(x)", False, id="trig-triple-angle-sign"),
     P(r"(x+\sqrt{2})^{40}", r"(\sqrt{2}+x)^{39}(x+\sqrt{2})", True, id="radical-coefficient-power"),
+    # --- trigonometric identities, exact as rational functions of e^{ix} (trigsimp missed or ran for minutes) ---
+    P(r"\cos^{6}(x)+\sin^{6}(x)", r"1-3\sin^2(x)\cos^2(x)", True, id="trig-sixth-powers"),
+    P(r"\cos^{6}(x)+\sin^{6}(x)", r"1-3\sin^2(x)", False, id="trig-sixth-powers-near-miss"),
+    P(r"\tan(x)+\cot(x)", r"\frac{2}{\sin(2x)}", True, id="trig-tan-plus-cot"),
+    P(r"\sin(x)^{40}\cos(x)^{40}", r"\frac{\sin(2x)^{40}}{2^{40}}", True, id="trig-power-40"),
+    P(r"\sin(x)^{40}\cos(x)^{40}", r"\frac{\sin(2x)^{40}}{2^{39}}", False, id="trig-power-40-near-miss"),
+    P(r"\cos(8x)", r"128\cos^8(x)-256\cos^6(x)+160\cos^4(x)-32\cos^2(x)+1", True, id="trig-chebyshev-8"),
+    P(r"\frac{\sin(x)+\sin(3x)+\sin(5x)}{\cos(x)+\cos(3x)+\cos(5x)}", r"\tan(3x)", True, id="trig-sum-ratio"),
+    P(r"\cos(x+y)", r"\cos(x)\cos(y)-\sin(x)\sin(y)", True, id="trig-two-angles"),
+    P(r"\cos(x+y)", r"\cos(x)\cos(y)+\sin(x)\sin(y)", False, id="trig-two-angles-sign"),
+    P(r"\sin(\frac{x}{2})^2", r"\frac{1-\cos(x)}{2}", True, id="trig-half-angle-square"),
 ]
 
 # (candidate, the limit its message names): over a structural limit, refused before any symbolic work
