@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from rewards import InvalidReference
+from rewards import InvalidReference, correctness
 from rewards.math import math_verifier, worker_pool
 from rewards.math.math_verifier import check
 from rewards.math.worker_pool import VerifierError, VerifierTooSlow, WorkerPool
@@ -113,3 +113,8 @@ def test_the_safety_net_raises_and_is_seen_as_an_error(own_pool, monkeypatch):
     """With the CPU guard at 1 ms the net fires on a symbolic pair: an error (``VerifierTooSlow``), never a False."""
     monkeypatch.setattr(worker_pool, "CPU_NET_S", 0.001)
     assert verdict(("(x+1)^{30}(x-1)^{30}", "(x^2-1)^{30}")) == VerifierTooSlow.__name__
+    metrics = {}
+    rewards = correctness(
+        ["ANSWER: (x+1)^{30}(x-1)^{30}", "ANSWER: 4"], answer=["(x^2-1)^{30}", "4"], log_metric=metrics.__setitem__
+    )
+    assert rewards == [None, 1.0] and metrics["verdict/verifier_too_slow"] == 0.5  # left out by TRL, and logged
