@@ -22,7 +22,7 @@ MAX_LOG10 = 20000.0  # largest |value| we let sympy build: 10**20000 (2004! is ~
 MAX_FACTORIAL = 5000
 MAX_DEGREE = 10_000  # polynomial degree bound (``(b-y)^{5000}`` is 5000)
 MAX_FREE_SYMBOLS = 8
-MAX_NESTING = 6  # functions and radicals inside one another (``\sqrt{\sqrt{11}+\sqrt{194}}`` is 2)
+MAX_NESTING = 4  # functions and radicals inside one another (``\sqrt{\sqrt{11}+\sqrt{194}}`` is 2)
 MAX_SERIES_TERMS = 1000  # terms of a sum or product with numeric bounds (``\prod_{k=1}^{1000} k``)
 MAX_EXPANDED_TERMS = 2000  # terms an expansion may produce before exact methods that avoid expanding take over
 _CAP = 10**12  # estimates saturate here (they only need to be compared with the limits)
@@ -191,8 +191,9 @@ def _estimate(expr: sympy.Basic) -> tuple[int, int, int]:
 
 MAX_POLY_WORK = 500_000  # coefficient multiplications (weighted by their size) exact polynomial arithmetic may do
 MAX_FACTOR_DEGREE = 24  # a base factored on its own (``b - y`` in ``(b-y)^{5000}``) has at most this degree
-MAX_SIMPLIFY_NODES = 150  # rewrite steps (trigsimp, simplify) run only on a difference this small
+MAX_SIMPLIFY_NODES = 80  # rewrite steps (simplify) run only on a difference this small
 MAX_REWRITE_DEGREE = 12  # ... and of at most this degree (trigsimp on sin^40 cos^40 runs for minutes)
+MAX_REWRITE_NESTING = 2  # ... and nesting (simplify on sin(e^{cos(9y)}) forms takes seconds)
 
 
 def _dense_terms(degree: int, generators: int) -> int:

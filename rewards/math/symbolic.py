@@ -5,7 +5,8 @@ evaluated). Before sympy computes anything, the parsed tree is checked against s
 magnitude bounds, so ``9^{9^{9^9}}`` or ``1000000!`` are rejected instead of computed.
 Whether sympy may work on a pair is decided from the trees (``rewards.math.complexity``), and the
 decision procedure is deterministic: exact methods first (a canonical factored form, exact
-arithmetic on fractions of polynomials), then rewrite steps (``trigsimp``, ``simplify``) only on
+arithmetic on fractions of polynomials, trigonometric functions as rational functions of e^{ix}), then
+rewrite steps (``simplify``) only on
 differences under a size cap. It is only ever called through ``rewards.math.worker_pool``, whose CPU
 and wall-clock guards are a safety net that raises, never a verdict.
 """
@@ -35,10 +36,12 @@ from rewards.math.complexity import (
     MAX_FACTOR_DEGREE,
     MAX_POLY_WORK,
     MAX_REWRITE_DEGREE,
+    MAX_REWRITE_NESTING,
     MAX_SIMPLIFY_NODES,
     check_limits,
     degree_bound,
     expanded_terms,
+    nesting,
     polynomial_work,
 )
 from rewards.math.latex2sympy_seam import parse_latex
@@ -113,8 +116,8 @@ def parse_leaf(text: str):
     return expr
 
 
-def _numeric(expr: sympy.Expr, digits: int = 30):
-    value = sympy.N(expr, digits)
+def _numeric(expr: sympy.Expr, digits: int = 30, subs: dict | None = None):
+    value = expr.evalf(digits, subs=subs)  # with subs: no exact substituted tree is built first
     if value.has(sympy.nan, sympy.zoo):
         return None
     return value
@@ -126,7 +129,7 @@ def _probe_differs(a: sympy.Expr, b: sympy.Expr) -> bool:
     points = [sympy.Rational(7, 13), sympy.Rational(-11, 17), sympy.Rational(23, 7)]
     for shift in range(len(points)):
         subs = {s: points[(i + shift) % len(points)] + i for i, s in enumerate(symbols)}
-        va, vb = _numeric(a.subs(subs)), _numeric(b.subs(subs))
+        va, vb = _numeric(a, subs=subs), _numeric(b, subs=subs)
         if va is None or vb is None or not (va.is_number and vb.is_number):
             return False
         scale = max(abs(va), abs(vb), sympy.Integer(1))
@@ -326,11 +329,11 @@ def _expr_equal(a, b) -> bool:
         return True
     if sum(1 for _ in sympy.preorder_traversal(difference)) > MAX_SIMPLIFY_NODES:
         raise TooComplex(f"the difference has more than {MAX_SIMPLIFY_NODES} nodes for simplify")
-    if degree_bound(difference) > MAX_REWRITE_DEGREE:
-        raise TooComplex(f"the difference has degree over {MAX_REWRITE_DEGREE} for simplify")
-    if difference.has(TrigonometricFunction) and sympy.trigsimp(difference) == 0:
-        return True
-    return sympy.simplify(difference) == 0
+    if degree_bound(difference) > MAX_REWRITE_DEGREE or nesting(difference) > MAX_REWRITE_NESTING:
+        raise TooComplex(
+            f"the difference is over degree {MAX_REWRITE_DEGREE} or nesting {MAX_REWRITE_NESTING} for simplify"
+        )
+    return sympy.simplify(difference) == 0  # trigonometric identities were decided exactly above
 
 
 def _relation_form(rel) -> tuple[str, sympy.Expr]:
