@@ -26,6 +26,7 @@ from tests.rewards.math import test_verifier_round3 as round3
 from tests.rewards.math import test_verifier_table as table
 
 BURNERS = 4
+HEAVY = ("(x+1)^{3000}(x+2)", "(x+1)^{3001}+(x+1)^{3000}")  # ~0.2 s of CPU within the limits: the 1 ms guard fires
 DEADLINE_S = 120.0  # the wall clock is not under test here: only the CPU safety net may stop a comparison
 
 
@@ -112,9 +113,7 @@ def test_all_table_pairs_have_the_same_verdicts_on_a_throttled_loaded_core(own_p
 def test_the_safety_net_raises_and_is_seen_as_an_error(own_pool, monkeypatch):
     """With the CPU guard at 1 ms the net fires on a symbolic pair: an error (``VerifierTooSlow``), never a False."""
     monkeypatch.setattr(worker_pool, "CPU_NET_S", 0.001)
-    assert verdict(("(x+1)^{30}(x-1)^{30}", "(x^2-1)^{30}")) == VerifierTooSlow.__name__
+    assert verdict(HEAVY) == VerifierTooSlow.__name__
     metrics = {}
-    rewards = correctness(
-        ["ANSWER: (x+1)^{30}(x-1)^{30}", "ANSWER: 4"], answer=["(x^2-1)^{30}", "4"], log_metric=metrics.__setitem__
-    )
+    rewards = correctness([f"ANSWER: {HEAVY[0]}", "ANSWER: 4"], answer=[HEAVY[1], "4"], log_metric=metrics.__setitem__)
     assert rewards == [None, 1.0] and metrics["verdict/verifier_too_slow"] == 0.5  # left out by TRL, and logged
