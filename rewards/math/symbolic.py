@@ -222,7 +222,11 @@ def _factored(expr) -> tuple[sympy.Expr, Counter] | None:
         elif part.is_Symbol:
             factors[part] += power
         elif part.is_Add:
-            if degree_bound(part) > MAX_FACTOR_DEGREE or expanded_terms(part) > MAX_EXPANDED_TERMS:
+            if (
+                not part.free_symbols
+                or degree_bound(part) > MAX_FACTOR_DEGREE
+                or expanded_terms(part) > MAX_EXPANDED_TERMS
+            ):
                 return None
             try:
                 c, pieces = sympy.factor_list(part)
@@ -241,8 +245,8 @@ def _rational_decision(a, b) -> bool | None:
 
     Raises ``TooComplex`` when a pure rational pair is beyond both exact methods' structural limits.
     """
-    gens = _Generators(a, b)
-    factored_a = _factored(a) if gens.pure else None
+    gens = _Generators(a, b, gaussian=a.has(sympy.I) or b.has(sympy.I))  # i is a number there, not a letter
+    factored_a = _factored(a) if gens.pure and not gens.gaussian else None
     factored_b = _factored(b) if factored_a is not None else None
     if factored_b is not None:
         return factored_a == factored_b

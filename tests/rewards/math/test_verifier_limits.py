@@ -132,3 +132,16 @@ def test_limit_measures_read_the_tree():
     assert complexity.degree_bound(expr) == 5001
     assert complexity.nesting(expr) == 2
     assert complexity.expanded_terms(parse_leaf("(x+y)^{3}(x-1)")) == 8 + 1  # 8 terms over a denominator of 1
+
+
+def test_complex_constants_are_exact_over_the_gaussian_rationals():
+    """With ``i`` read as the imaginary unit (sympy's I), rational functions are compared over Q(i), exactly."""
+    import sympy
+
+    from rewards.math.symbolic import _rational_decision
+
+    i, x = sympy.I, sympy.Symbol("x")
+    assert _rational_decision((1 + i) * (2 - i), 3 + i) is True
+    assert _rational_decision((1 + i) * (2 - i), 3 - i) is False
+    assert _rational_decision((x + i) * (x - i), x**2 + 1) is True
+    assert _rational_decision((x + i) ** 2, x**2 + 1) is False
