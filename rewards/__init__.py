@@ -36,7 +36,14 @@ from rewards.math.answer_format import (
 )
 from rewards.math.math_rewards import bind_think, correctness, format_reward
 from rewards.math.math_verifier import InvalidReference, check_reference, grade, is_correct
-from rewards.math.worker_pool import VerifierBug, VerifierError, VerifierOverloaded, VerifierUnavailable, warm_up
+from rewards.math.worker_pool import (
+    VerifierBug,
+    VerifierError,
+    VerifierOverloaded,
+    VerifierTooSlow,
+    VerifierUnavailable,
+    warm_up,
+)
 from rewards.registry import REWARD_FUNCS, get_reward_funcs
 from rewards.sandbox import SandboxError, SandboxLimits, SandboxUnavailable
 from rewards.verdict import Reason, TestOutcome, Verdict
@@ -63,6 +70,7 @@ __all__ = [
     "VerifierBug",
     "VerifierError",
     "VerifierOverloaded",
+    "VerifierTooSlow",
     "VerifierUnavailable",
     "format_reward",
     "get_reward_funcs",

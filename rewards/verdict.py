@@ -14,7 +14,7 @@ class Reason(str, enum.Enum):
     HEDGED = "hedged"  # several different final answers
     MISMATCH = "mismatch"  # parsed fine, not equal to the reference
     UNPARSEABLE = "unparseable"  # the candidate is not math we can read
-    TOO_COMPLEX = "too_complex"  # hit a size/time bound: False, fast
+    TOO_COMPLEX = "too_complex"  # over a structural limit (size, degree, ...; never a clock): False, fast
     TESTS_FAILED = "tests_failed"  # code: ran, and at least one unit test did not pass
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from rewards.common import completion_text
 from rewards.math.answer_format import THINK_MODES, THINK_NONE, find_final_answer
 from rewards.math.math_verifier import InvalidReference, grade
-from rewards.math.worker_pool import VerifierOverloaded
+from rewards.math.worker_pool import VerifierOverloaded, VerifierTooSlow
 from rewards.reward_log import WhyPaid, log_why
 from rewards.verdict import Reason
 
@@ -27,6 +27,7 @@ MATH_OUTCOMES = (
     *(r.value for r in Reason if r is not Reason.TESTS_FAILED),
     "invalid_reference",  # the dataset row is broken: reward None
     "verifier_overloaded",  # no verdict within the deadline on a busy machine: reward None
+    "verifier_too_slow",  # the CPU safety net stopped a comparison within the structural limits: reward None
 )
 METRIC_PREFIX = "verdict/"
 
@@ -50,7 +51,8 @@ def correctness(
 
     A reference that cannot be parsed gives ``None`` (TRL leaves it out) and a warning naming the
     sample, because it is a dataset bug, not something the policy did; so does a verdict the busy
-    machine could not deliver within the deadline (``VerifierOverloaded``): the answer may be right.
+    machine could not deliver within the deadline (``VerifierOverloaded``), and one the CPU safety net
+    stopped (``VerifierTooSlow``, a verifier defect to report): the answer may be right.
     Any other verifier failure is a bug and raises. Per step, the share of completions by
     ``Verdict`` reason goes to ``log_metric`` as ``verdict/<reason>``, and each verdict's answer,
     reason and explanation to ``log_extra`` (``rewards.reward_log``), for the rollout log.
@@ -71,6 +73,16 @@ def correctness(
             logger.warning("correctness: sample %d has an unusable reference, reward is None: %s", index, exc)
             rewards.append(None)
             whys.append(WhyPaid(None, "invalid_reference", str(exc)))
+            continue
+        except VerifierTooSlow as exc:
+            logger.warning(
+                "correctness: sample %d: the verifier's CPU safety net stopped the comparison, reward is None "
+                "(a verifier defect: please report the pair): %s",
+                index,
+                exc,
+            )
+            rewards.append(None)
+            whys.append(WhyPaid(None, "verifier_too_slow", str(exc)))
             continue
         except VerifierOverloaded as exc:
             logger.warning("correctness: sample %d got no verdict in time, reward is None: %s", index, exc)

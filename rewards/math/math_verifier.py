@@ -5,9 +5,11 @@ Pipeline: normalize both strings (``rewards.math.structure``), compare their top
 shape), then compare leaves: plain numbers exactly as fractions in-process
 (``rewards.math.exact_numbers``), anything symbolic in a worker process (``rewards.math.symbolic`` via
 ``rewards.math.worker_pool``), then what parsers drop: names on the left, primes, subscripts on numbers.
-A candidate that fails any bound is False; a reference that cannot be read raises
+A candidate over a structural limit (``rewards.math.complexity``: decided from the expression, the
+same on every machine) is False; a reference that cannot be read, or is over a limit, raises
 ``InvalidReference`` (a dataset bug, not a wrong answer); a verifier that cannot give a verdict in
-time raises ``VerifierOverloaded`` (the machine's fault, not the candidate's).
+time raises ``VerifierOverloaded`` (or its subclass ``VerifierTooSlow`` from the CPU safety net):
+the machine's or the verifier's fault, never the candidate's, and never a verdict.
 
 Rounding: a reference written with N decimals and at least two significant digits accepts a rounded
 candidate only when the candidate is exact and has no finite decimal expansion (``\sqrt{2}`` for
@@ -176,15 +178,14 @@ _NUMBER_SUBSCRIPT = re.compile(r"(?<![A-Za-z])\d+\s*_")  # 100_2, 12_{x}: a base
 
 
 _SYMBOLIC_CACHE_SIZE = 65536
-_symbolic_cache: OrderedDict[tuple, tuple[str, str, float]] = OrderedDict()
+_symbolic_cache: OrderedDict[tuple, tuple[str, str]] = OrderedDict()
 _symbolic_cache_lock = threading.Lock()
 
 
 def _symbolic(candidate: str, reference: str, places: int | None, budget: Budget) -> tuple[str, str]:
     """``rewards.math.symbolic.compare`` in a worker, memoized: a GRPO group repeats the same answers.
 
-    Verdicts are deterministic, so a cached one is the same verdict; a ``timeout`` is reused only
-    for a call whose CPU budget is no larger than the one that ran out.
+    Verdicts never depend on time (the guards raise instead), so a cached one is the same verdict.
     """
     if _SYMBOLIC_CACHE_SIZE == 0:
         return get_pool().compare(candidate, reference, places, budget)
@@ -193,12 +194,11 @@ def _symbolic(candidate: str, reference: str, places: int | None, budget: Budget
         hit = _symbolic_cache.get(key)
         if hit is not None:
             _symbolic_cache.move_to_end(key)
-    if hit is not None and (hit[0] != "timeout" or budget.cpu_left <= hit[2]):
-        return hit[0], hit[1]
-    cpu_given = budget.cpu_left
+    if hit is not None:
+        return hit
     status, detail = get_pool().compare(candidate, reference, places, budget)
     with _symbolic_cache_lock:
-        _symbolic_cache[key] = (status, detail, cpu_given)
+        _symbolic_cache[key] = (status, detail)
         if len(_symbolic_cache) > _SYMBOLIC_CACHE_SIZE:
             _symbolic_cache.popitem(last=False)
     return status, detail
@@ -517,7 +517,7 @@ def check(candidate: str | None, reference: str, deadline_s: float | None = None
     """Compare an extracted answer with the reference and say why.
 
     ``deadline_s`` (default ``worker_pool.call_deadline_s()``) bounds the call's wall time; missing it
-    raises ``VerifierOverloaded``. It never changes a verdict: the candidate's budget is CPU time.
+    raises ``VerifierOverloaded``. It never changes a verdict: no verdict comes from a clock.
     """
     ref_tree = _prepare_reference(reference)
     if candidate is None:

@@ -3,32 +3,47 @@ r"""Symbolic equivalence of two math leaves, run inside the verifier's worker pr
 Parsing is done by ``latex2sympy2_extended`` (an ANTLR LaTeX grammar: no Python is ever
 evaluated). Before sympy computes anything, the parsed tree is checked against size and
 magnitude bounds, so ``9^{9^{9^9}}`` or ``1000000!`` are rejected instead of computed.
-This module may be slow or hang on pathological input; it is only ever called through
-``rewards.math.worker_pool``: ``serve`` stops a comparison after its CPU budget, and the host kills a
-worker that overruns anyway.
+Whether sympy may work on a pair is decided from the trees (``rewards.math.complexity``), and the
+decision procedure is deterministic: exact methods first (a canonical factored form, exact
+arithmetic on fractions of polynomials, trigonometric functions as rational functions of e^{ix}), then
+rewrite steps (``simplify``) only on
+differences under a size cap. It is only ever called through ``rewards.math.worker_pool``, whose CPU
+and wall-clock guards are a safety net that raises, never a verdict.
 """
 
 from __future__ import annotations
 
-import math
+from collections import Counter
 from functools import lru_cache
 
 import sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
+from sympy import QQ
 from sympy.core.relational import Relational
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
+from sympy.polys.domains import QQ_I
+from sympy.polys.rings import ring
 
 from rewards.math import cas_syntax, solution_sets
 from rewards.math.answer_tree import (  # one pair of candidate-failure types, host and worker
     TooComplex,
     Unparseable,
 )
+from rewards.math.complexity import (
+    MAX_EXPANDED_TERMS,
+    MAX_FACTOR_DEGREE,
+    MAX_POLY_WORK,
+    MAX_REWRITE_DEGREE,
+    MAX_REWRITE_NESTING,
+    MAX_SIMPLIFY_NODES,
+    check_limits,
+    degree_bound,
+    expanded_terms,
+    nesting,
+    polynomial_work,
+)
 from rewards.math.latex2sympy_seam import parse_latex
-
-MAX_NODES = 400
-MAX_LOG10 = 20000.0  # largest |value| we let sympy build: 10**20000 (2004! is ~10**5700)
-MAX_FACTORIAL = 5000
 
 _NORMALIZATION = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none", equations=False
@@ -46,50 +61,9 @@ def to_latex(text: str) -> str:
     return cas_syntax.to_latex(text)
 
 
-def _log10_bound(expr: sympy.Basic, depth: int = 0) -> float:
-    """An upper bound on log10 of |value| for the numeric parts of ``expr`` (inf when unbounded)."""
-    if depth > 50:
-        raise TooComplex("expression nested too deeply")
-    if expr.is_Integer:
-        return math.log10(max(abs(int(expr)), 1))
-    if expr.is_Rational:
-        return max(math.log10(max(abs(expr.p), 1)), math.log10(expr.q))
-    if expr.is_Pow:
-        base, exponent = expr.args
-        if exponent.is_Rational and not exponent.is_Integer:  # its size, not its digits' (sqrt: 1/2, not 2)
-            exponent_log = math.log10(abs(exponent.p)) - math.log10(exponent.q)
-        else:
-            exponent_log = _log10_bound(exponent, depth + 1)
-        base_log = _log10_bound(base, depth + 1)
-        if exponent_log > 6:
-            if base_log == 0 and base.is_number:  # 1^huge, 0^huge: still bounded
-                return 0.0
-            return math.inf
-        return (10**exponent_log) * max(base_log, 0.5)
-    if isinstance(expr, sympy.factorial):
-        (arg,) = expr.args
-        if not arg.is_Integer or int(arg) > MAX_FACTORIAL:
-            if arg.is_number:
-                raise TooComplex(f"factorial of {arg} is beyond {MAX_FACTORIAL}!")
-            return 0.0
-        n = int(arg)
-        return n * math.log10(max(n, 2))
-    if not expr.args:
-        return 0.0
-    parts = [_log10_bound(arg, depth + 1) for arg in expr.args]
-    if expr.is_Mul or isinstance(expr, sympy.Function):
-        return sum(parts) + 0.5
-    return max(parts) + 0.5
-
-
 def check_bounds(expr: sympy.Basic) -> None:
-    for count, _ in enumerate(sympy.preorder_traversal(expr)):
-        if count > MAX_NODES:
-            raise TooComplex(f"more than {MAX_NODES} nodes")
-    if not isinstance(expr, sympy.Basic):
-        return
-    if _log10_bound(expr) > MAX_LOG10:
-        raise TooComplex(f"a number in it is larger than 10^{MAX_LOG10:.0f}")
+    """The structural limits (``rewards.math.complexity``): decided from the tree, before any symbolic work."""
+    check_limits(expr)
 
 
 def _parse_latex(latex: str):
@@ -117,8 +91,8 @@ def parse_leaf(text: str):
     return expr
 
 
-def _numeric(expr: sympy.Expr, digits: int = 30):
-    value = sympy.N(expr, digits)
+def _numeric(expr: sympy.Expr, digits: int = 30, subs: dict | None = None):
+    value = expr.evalf(digits, subs=subs)  # with subs: no exact substituted tree is built first
     if value.has(sympy.nan, sympy.zoo):
         return None
     return value
@@ -130,7 +104,7 @@ def _probe_differs(a: sympy.Expr, b: sympy.Expr) -> bool:
     points = [sympy.Rational(7, 13), sympy.Rational(-11, 17), sympy.Rational(23, 7)]
     for shift in range(len(points)):
         subs = {s: points[(i + shift) % len(points)] + i for i, s in enumerate(symbols)}
-        va, vb = _numeric(a.subs(subs)), _numeric(b.subs(subs))
+        va, vb = _numeric(a, subs=subs), _numeric(b, subs=subs)
         if va is None or vb is None or not (va.is_number and vb.is_number):
             return False
         scale = max(abs(va), abs(vb), sympy.Integer(1))
@@ -145,6 +119,159 @@ def _probe_differs(a: sympy.Expr, b: sympy.Expr) -> bool:
 def _is_logical(expr) -> bool:
     """Relations, And/Or, true/false. (Not ``Boolean``: sympy's Symbol is a Boolean subclass.)"""
     return isinstance(expr, (Relational, sympy.logic.boolalg.BooleanFunction, sympy.logic.boolalg.BooleanAtom))
+
+
+class _Generators:
+    """The ring a pair is evaluated in: its free symbols, then each non-rational part (``\\sin(x)``,
+    ``\\sqrt{2}``, ``\\pi``) as one more indeterminate, so that one fraction of polynomials stands for it."""
+
+    def __init__(self, *exprs: sympy.Expr, gaussian: bool = False) -> None:
+        self.gaussian = gaussian  # numbers are a + bi (QQ_I): the imaginary unit is a number, not an indeterminate
+        self.symbols = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
+        self.others: list[sympy.Expr] = []
+        for expr in exprs:
+            self._collect(expr)
+        names = [f"g{k}" for k in range(len(self.symbols) + len(self.others))] or ["g0"]
+        self.ring, *gens = ring(names, QQ_I if gaussian else QQ)
+        self.index = {part: gens[k] for k, part in enumerate(self.symbols + self.others)}
+
+    def _number(self, expr) -> bool:
+        return expr.is_Rational or (self.gaussian and expr is sympy.I)
+
+    def _collect(self, expr) -> None:
+        if expr.is_Symbol or self._number(expr):
+            return
+        if expr.is_Add or expr.is_Mul or (expr.is_Pow and expr.args[1].is_Integer):
+            for arg in expr.args:
+                self._collect(arg)
+        elif expr not in self.others:
+            self.others.append(expr)
+
+    @property
+    def pure(self) -> bool:
+        """Only symbols and rational numbers: then unequal fractions of polynomials are unequal functions."""
+        return not self.others
+
+    def as_fraction(self, expr) -> tuple:
+        """``expr`` as (numerator, denominator) polynomials, exactly, without expanding sympy expressions."""
+        if self._number(expr):
+            return self.ring.ground_new(self.ring.domain.from_sympy(expr)), self.ring.one
+        if expr in self.index:
+            return self.index[expr], self.ring.one
+        if expr.is_Add:
+            num, den = self.ring.zero, self.ring.one
+            for arg in expr.args:
+                n2, d2 = self.as_fraction(arg)
+                num, den = (num + n2, den) if d2 == den else (num * d2 + n2 * den, den * d2)
+            return num, den
+        if expr.is_Mul:
+            num, den = self.ring.one, self.ring.one
+            for arg in expr.args:
+                n2, d2 = self.as_fraction(arg)
+                num, den = num * n2, den * d2
+            return num, den
+        num, den = self.as_fraction(expr.args[0])  # an integer power (everything else is a generator)
+        power = int(expr.args[1])
+        if power < 0:
+            num, den, power = den, num, -power
+        return num**power, den**power
+
+
+def _factored(expr) -> tuple[sympy.Expr, Counter] | None:
+    """``c * prod(f_i^e_i)`` with each f irreducible over Q (``sympy.factor_list`` of each small base), or None.
+
+    Unique factorization makes this a canonical form of a rational function without expanding it:
+    ``(b-y)^{5000}`` and ``(y-b)^{5000}`` are both ``(y - b)^5000``. Only products of powers of bases of
+    degree at most ``MAX_FACTOR_DEGREE``.
+    """
+    coefficient, factors = sympy.Integer(1), Counter()
+    stack = [(expr, 1)]
+    while stack:
+        part, power = stack.pop()
+        if part.is_Rational:
+            coefficient *= part**power
+        elif part.is_Mul:
+            stack.extend((arg, power) for arg in part.args)
+        elif part.is_Pow and part.args[1].is_Integer:
+            stack.append((part.args[0], power * int(part.args[1])))
+        elif part.is_Symbol:
+            factors[part] += power
+        elif part.is_Add:
+            if (
+                not part.free_symbols
+                or degree_bound(part) > MAX_FACTOR_DEGREE
+                or expanded_terms(part) > MAX_EXPANDED_TERMS
+            ):
+                return None
+            try:
+                c, pieces = sympy.factor_list(part)
+            except sympy.PolynomialError:  # fractions inside the sum: not a product of polynomials
+                return None
+            coefficient *= c**power
+            for piece, multiplicity in pieces:
+                factors[piece] += multiplicity * power
+        else:
+            return None
+    return coefficient, Counter({f: e for f, e in factors.items() if e})
+
+
+def _rational_decision(a, b) -> bool | None:
+    """Exact for rational functions: True/False, or None when generators (``\\sin(x)``) leave it open.
+
+    Raises ``TooComplex`` when a pure rational pair is beyond both exact methods' structural limits.
+    """
+    gens = _Generators(a, b, gaussian=a.has(sympy.I) or b.has(sympy.I))  # i is a number there, not a letter
+    factored_a = _factored(a) if gens.pure and not gens.gaussian else None
+    factored_b = _factored(b) if factored_a is not None else None
+    if factored_b is not None:
+        return factored_a == factored_b
+    work = polynomial_work(a, len(gens.index)) + polynomial_work(b, len(gens.index))
+    if work > MAX_POLY_WORK:
+        if gens.pure:
+            raise TooComplex(f"exact comparison needs about {work} coefficient operations, over {MAX_POLY_WORK}")
+        return None
+    (num_a, den_a), (num_b, den_b) = gens.as_fraction(a), gens.as_fraction(b)
+    if not den_a or not den_b:
+        return None  # a division by zero: let sympy say what it is
+    if num_a * den_b == num_b * den_a:
+        return True
+    return False if gens.pure else None
+
+
+def _as_exponentials(expr, units: dict):
+    """Trigonometric functions of integer combinations of symbols as Laurent monomials in ``z_s = e^{i s}``.
+
+    ``\\sin(2x) = (z^2 - z^{-2}) / 2i``: a trigonometric identity becomes an identity of rational functions in
+    the ``z_s`` over the Gaussian rationals, decided exactly with no rewrite search. An exponential this does
+    not cover (``e^{ix/2}``) stays a generator of its own, so the route can prove an identity, never refute one.
+    """
+    rewritten = expr.rewrite(sympy.exp)
+    swap = {}
+    for power in rewritten.atoms(sympy.exp):
+        angle = sympy.expand(power.args[0] / sympy.I)
+        monomial, rest = sympy.Integer(1), sympy.Integer(0)
+        for term, k in angle.as_coefficients_dict().items():
+            if term.is_Symbol and k.is_Integer and not angle.has(sympy.I):
+                unit = units.setdefault(term, sympy.Dummy(f"z_{term}"))
+                monomial *= unit**k
+            else:
+                rest += term * k
+        if monomial != 1:
+            swap[power] = monomial * sympy.exp(sympy.I * rest)
+    return rewritten.xreplace(swap)
+
+
+def _trig_identity(a, b) -> bool:
+    """True when ``a`` and ``b`` are one rational function of ``e^{i s}`` (``_as_exponentials``); False: not shown."""
+    if not (a.has(TrigonometricFunction) or b.has(TrigonometricFunction)):
+        return False
+    units: dict = {}
+    a, b = _as_exponentials(a, units), _as_exponentials(b, units)
+    gens = _Generators(a, b, gaussian=True)
+    if polynomial_work(a, len(gens.index)) + polynomial_work(b, len(gens.index)) > MAX_POLY_WORK:
+        return False
+    (num_a, den_a), (num_b, den_b) = gens.as_fraction(a), gens.as_fraction(b)
+    return bool(den_a and den_b) and num_a * den_b == num_b * den_a
 
 
 def _expr_equal(a, b) -> bool:
@@ -162,17 +289,30 @@ def _expr_equal(a, b) -> bool:
         return False
     if a.has(sympy.oo, -sympy.oo) or b.has(sympy.oo, -sympy.oo):
         return False  # only identical infinities (a == b above) are equal
-    if a.doit() == b.doit():  # the grammar leaves some products unevaluated; doit canonicalizes them
+    a, b = a.doit(), b.doit()  # the grammar leaves some products unevaluated; doit canonicalizes them
+    if a == b:
         return True
     if _probe_differs(a, b):
         return False
+    # exact methods first: a rational function (over symbols and any other parts as indeterminates)
+    decided = _rational_decision(a, b)
+    if decided is not None:
+        return decided
+    if _trig_identity(a, b):  # trigonometric: exact, as rational functions of e^{ix}
+        return True
     difference = a - b
-    # cheap canonical forms first; full simplify (the slow one) last
-    if sympy.expand(difference) == 0 or sympy.cancel(difference) == 0:
+    # then rewrite steps, each only within a structural cap (never a clock): a verdict is the same everywhere
+    if expanded_terms(difference) <= MAX_EXPANDED_TERMS and (
+        sympy.expand(difference) == 0 or sympy.cancel(difference) == 0
+    ):
         return True
-    if difference.has(TrigonometricFunction) and sympy.trigsimp(difference) == 0:
-        return True
-    return sympy.simplify(difference) == 0
+    if sum(1 for _ in sympy.preorder_traversal(difference)) > MAX_SIMPLIFY_NODES:
+        raise TooComplex(f"the difference has more than {MAX_SIMPLIFY_NODES} nodes for simplify")
+    if degree_bound(difference) > MAX_REWRITE_DEGREE or nesting(difference) > MAX_REWRITE_NESTING:
+        raise TooComplex(
+            f"the difference is over degree {MAX_REWRITE_DEGREE} or nesting {MAX_REWRITE_NESTING} for simplify"
+        )
+    return sympy.simplify(difference) == 0  # trigonometric identities were decided exactly above
 
 
 def _relation_form(rel) -> tuple[str, sympy.Expr]:
@@ -181,6 +321,21 @@ def _relation_form(rel) -> tuple[str, sympy.Expr]:
         return ("lt" if isinstance(rel, sympy.StrictGreaterThan) else "le"), rel.rhs - rel.lhs
     kinds = {sympy.Equality: "eq", sympy.Unequality: "ne", sympy.StrictLessThan: "lt", sympy.LessThan: "le"}
     return kinds[type(rel)], rel.lhs - rel.rhs
+
+
+def _rational_ratio(expr_a, expr_b):
+    """``expr_a / expr_b`` when it is a rational constant (exactly, as fractions of polynomials); False when
+    both are rational functions and it is not; None when that cannot be read from polynomials."""
+    gens = _Generators(expr_a, expr_b)
+    if polynomial_work(expr_a, len(gens.index)) + polynomial_work(expr_b, len(gens.index)) > MAX_POLY_WORK:
+        return None
+    (num_a, den_a), (num_b, den_b) = gens.as_fraction(expr_a), gens.as_fraction(expr_b)
+    if not (den_a and den_b and num_a and num_b):
+        return None
+    p, q = num_a * den_b, num_b * den_a
+    if p * q.LC == q * p.LC:
+        return QQ.to_sympy(p.LC / q.LC)
+    return False if gens.pure else None
 
 
 def relations_equal(a, b) -> bool:
@@ -193,7 +348,13 @@ def relations_equal(a, b) -> bool:
         return True
     if expr_b == 0 or not (expr_a.free_symbols or expr_b.free_symbols):
         return False
-    ratio = sympy.cancel(expr_a / expr_b)
+    ratio = _rational_ratio(expr_a, expr_b)
+    if ratio is False:
+        return False
+    if ratio is None:
+        if expanded_terms(expr_a / expr_b) > MAX_EXPANDED_TERMS:
+            raise TooComplex(f"the ratio of the two sides has more than {MAX_EXPANDED_TERMS} terms")
+        ratio = sympy.cancel(expr_a / expr_b)
     if ratio.free_symbols:
         if _probe_differs(ratio, ratio.subs({s: s + 1 for s in ratio.free_symbols})):
             return False  # not constant
@@ -304,6 +465,8 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
     ) as exc:
         # sympy failing on a candidate-built expression counts against the candidate, and says so
         return "cand_too_complex", f"sympy could not compare: {type(exc).__name__}: {exc}"
+    except TooComplex as exc:  # the pair is beyond a structural limit of the exact methods or the rewrite steps
+        return "cand_too_complex", str(exc)
     return ("equal" if equal else "different"), f"{candidate} vs {reference}"
 
 
@@ -325,8 +488,8 @@ _WARM_UP = (
     (r"\sin(2t)", r"2\sin(t)\cos(t)"),
     (r"\cos(\frac{\pi}{3})", r"\frac{1}{2}"),
     (r"w = 3k - 1", r"3k - w - 1 = 0"),
-    # reaches sympy.simplify, whose first call imports sympy.physics.units (~0.25 s of CPU): without it the
-    # first comparison that needs simplify in each worker could run out of its budget, and only that once
+    # reaches sympy.simplify, whose first call imports sympy.physics.units (~0.25 s of CPU): paid at start-up,
+    # not by a worker's first comparison that needs simplify
     (r"3f(0)k", "5"),
 )
 
@@ -350,13 +513,14 @@ def _on_cpu_timer(signum, frame) -> None:
 
 
 def _compare_within(request: dict) -> tuple[str, str]:
-    """``compare`` stopped after ``request["cpu"]`` seconds of this process's CPU time.
+    """``compare`` under the CPU safety net: stopped after ``request["cpu"]`` seconds of this process's CPU.
 
-    ITIMER_PROF counts CPU time, not wall time, so a busy machine does not change the verdict.
-    The timer repeats every 20 ms until the comparison unwinds, in case one signal lands where
-    it is caught. The host kills the worker if even that fails (a long C call). This runs in the
-    worker process's main thread (``serve``), never in a caller's thread, which is why a signal
-    timer is sound here.
+    The structural limits (``rewards.math.complexity``) decide what is too complex, before any work; this
+    net only catches a comparison within them that still runs long (a verifier defect). Its status is
+    ``net``, which the host raises as an error (``VerifierTooSlow``), never a verdict. ITIMER_PROF counts
+    CPU time; the timer repeats every 20 ms until the comparison unwinds, in case one signal lands where it
+    is caught, and the host kills the worker if even that fails (a long C call). This runs in the worker
+    process's main thread (``serve``), never in a caller's thread, which is why a signal timer is sound here.
     """
     global _armed
     import signal
@@ -366,7 +530,7 @@ def _compare_within(request: dict) -> tuple[str, str]:
         signal.setitimer(signal.ITIMER_PROF, max(float(request["cpu"]), 0.001), 0.02)
         return compare(request["candidate"], request["reference"], request.get("places"))
     except _OutOfCpu:
-        return "timeout", f"more than {float(request['cpu']):.2f}s of CPU"
+        return "net", f"more than {float(request['cpu']):.2f}s of CPU"
     finally:
         _armed = False
         signal.setitimer(signal.ITIMER_PROF, 0)
@@ -394,8 +558,8 @@ def serve() -> None:
         start = time.process_time()
         try:
             status, detail = _compare_within(request)
-        except MemoryError:
-            status, detail = "cand_too_complex", "memory limit"
+        except MemoryError:  # the memory safety net: an error like the CPU one, never a verdict
+            status, detail = "net", "the worker's memory limit"
         except Exception:  # a bug in the verifier: report it, the host raises it
             status, detail = "error", traceback.format_exc()
         reply = {"status": status, "detail": detail[:2000], "cpu": time.process_time() - start}

@@ -1,19 +1,22 @@
-r"""The time bound on symbolic comparison: warm worker processes, a CPU budget and one deadline per call.
+r"""The safety net around symbolic comparison: warm worker processes, a CPU guard and one deadline per call.
 
 Python cannot interrupt a thread, and SIGALRM-based limits only fire in the main thread (which is
 why Math-Verify silently scores 0 inside threaded trainers). So sympy work runs in a few
 long-lived worker processes (started with ``subprocess``, not ``multiprocessing``, so the
-caller's ``__main__`` is never re-imported), and two different limits apply to every call:
+caller's ``__main__`` is never re-imported).
 
-* **The candidate's budget is CPU time, not wall time** (``cpu_budget_s()``, shared by every
-  symbolic leaf of one ``is_correct`` call). A worker measures its own CPU time and stops the
-  comparison when the budget is spent (``too_complex``); the host kills a worker whose CPU use
-  runs past the budget anyway (stuck in C code). CPU time does not grow when the machine is busy,
-  so a verdict does not depend on load, on concurrency or on what ran before it.
+No verdict comes from a clock. What is too complex is decided from the expression's structure before
+any work (``rewards.math.complexity``: the same on every machine), and within those limits the
+comparison is a deterministic procedure. Two guards remain, and both raise instead of returning a verdict:
+
+* **A CPU guard per comparison** (``cpu_net_s()``, ``VERIGRPO_VERIFY_CPU_S``, default 1 s). A worker
+  measures its own CPU time and stops a comparison that runs past it; the host kills a worker whose CPU
+  use runs past it anyway (stuck in C code). Either raises ``VerifierTooSlow``: a comparison within the
+  structural limits should never get there (a verifier defect to report, not the candidate's fault).
 * **The caller's deadline is wall time** (``call_deadline_s()``): one deadline per call covering the
   wait for a free worker, a worker's start-up and the work. Missing it is the machine's fault,
   not the candidate's, so it raises ``VerifierOverloaded`` (an error) instead of returning a
-  wrong verdict. The worker keeps running the abandoned request to the end of its CPU budget and
+  wrong verdict. The worker keeps running the abandoned request to its end (or the CPU guard) and
   goes back to the pool, so overload does not turn into a storm of cold starts.
 
 Workers only take requests once warm (imports done and a warm-up corpus compared), and a worker
@@ -44,11 +47,11 @@ from pathlib import Path
 
 # The settings below are read at each use (not frozen at import): an override set on this module (tests do)
 # wins, then the environment variable, then the default.
-CPU_BUDGET_S: float | None = None  # VERIGRPO_VERIFY_CPU_S, default 0.3
+CPU_NET_S: float | None = None  # VERIGRPO_VERIFY_CPU_S, default 1.0
 DEADLINE_S: float | None = None  # VERIGRPO_VERIFY_DEADLINE_S, default 0.9
 POOL_SIZE: int | None = None  # VERIGRPO_VERIFY_WORKERS, default cores clamped to 4..8
 STARTUP_TIMEOUT_S = 120.0  # a worker's imports and warm-up, on a very busy machine
-KILL_GRACE_CPU_S = 0.3  # CPU a worker may use past the budget (its own stop failed) before the host kills it
+KILL_GRACE_CPU_S = 0.3  # CPU a worker may use past the guard (its own stop failed) before the host kills it
 ABANDONED_WAIT_S = 60.0  # wall time an abandoned request may take to finish before its worker is killed
 _POLL_S = 0.02
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding rewards/ (this is rewards/math/)
@@ -58,9 +61,9 @@ _BOOT = (
 )
 
 
-def cpu_budget_s() -> float:
-    """The candidate's CPU seconds per call."""
-    return CPU_BUDGET_S if CPU_BUDGET_S is not None else float(os.environ.get("VERIGRPO_VERIFY_CPU_S", "0.3"))
+def cpu_net_s() -> float:
+    """The CPU guard of one comparison, in seconds: past it the call raises ``VerifierTooSlow``."""
+    return CPU_NET_S if CPU_NET_S is not None else float(os.environ.get("VERIGRPO_VERIFY_CPU_S", "1.0"))
 
 
 def call_deadline_s() -> float:
@@ -92,18 +95,26 @@ class VerifierOverloaded(VerifierError):
     """No verdict within the call's wall-clock deadline: the machine is too busy, the candidate is not at fault."""
 
 
+class VerifierTooSlow(VerifierOverloaded):
+    """A comparison within the structural limits ran past the CPU guard (or the worker's memory limit).
+
+    A verifier defect (its limits are too loose for this pair), never the candidate's fault: like a missed
+    deadline, the reward is ``None`` and an eval sample errors, and no verdict is returned.
+    """
+
+
 @dataclass
 class Budget:
-    """One call's limits: a wall-clock deadline (``time.monotonic()``) and the CPU seconds left."""
+    """One call's guards: a wall-clock deadline (``time.monotonic()``) and each comparison's CPU guard."""
 
     deadline: float
-    cpu_left: float
+    cpu_net: float
     seconds: float = 0.9  # the deadline's length (start() always sets it), to restart it after the pool's first start
 
     @classmethod
     def start(cls, deadline_s: float | None = None, cpu_s: float | None = None) -> Budget:
         seconds = call_deadline_s() if deadline_s is None else deadline_s
-        return cls(time.monotonic() + seconds, cpu_s or cpu_budget_s(), seconds)
+        return cls(time.monotonic() + seconds, cpu_s or cpu_net_s(), seconds)
 
 
 def import_path() -> list[str]:
@@ -314,7 +325,7 @@ class WorkerPool:
         if not self._started.is_set():
             # the pool's first start in this process is a one-time cost, not the call's: wait for the first
             # warm worker, and while the others still start (and compete for the CPU) hold calls to the
-            # start-up limit instead of the deadline; the CPU budget, and so the verdict, is unchanged
+            # start-up limit instead of the deadline; the verdict does not depend on either
             self.wait_ready(first_only=True)
             budget.deadline = max(budget.deadline, time.monotonic() + STARTUP_TIMEOUT_S)
         deadline = budget.deadline
@@ -345,7 +356,7 @@ class WorkerPool:
             raise VerifierUnavailable("the verifier pool is closed")
 
     def _finish_abandoned(self, worker: _Worker, cpu_start: float | None, cpu_limit: float) -> None:
-        """Let an abandoned request finish (bounded by its CPU budget), then reuse the worker."""
+        """Let an abandoned request finish (bounded by the CPU guard), then reuse the worker."""
         try:
             reply = worker.await_reply(cpu_start, cpu_limit, time.monotonic() + ABANDONED_WAIT_S)
         except (_Late, VerifierError):
@@ -363,16 +374,14 @@ class WorkerPool:
     # -- the API ---------------------------------------------------------------------------
 
     def compare(self, candidate: str, reference: str, places: int | None, budget: Budget) -> tuple[str, str]:
-        """Run ``rewards.math.symbolic.compare`` in a worker within ``budget``; spends its CPU.
+        """Run ``rewards.math.symbolic.compare`` in a worker within ``budget``'s guards.
 
-        Returns (status, detail); status ``timeout`` when the CPU budget ran out (the candidate's
-        doing). Raises ``VerifierOverloaded`` at the deadline and ``VerifierBug`` / ``VerifierUnavailable``
-        when the verifier itself fails.
+        Returns (status, detail), a verdict that does not depend on time. Raises ``VerifierOverloaded`` at
+        the deadline, ``VerifierTooSlow`` when the CPU guard (or the memory limit) stops the comparison,
+        and ``VerifierBug`` / ``VerifierUnavailable`` when the verifier itself fails.
         """
-        if budget.cpu_left <= 0:
-            return "timeout", "the call's CPU budget is spent"
         worker = self._acquire(budget)
-        cpu_limit = budget.cpu_left
+        cpu_limit = budget.cpu_net
         try:
             cpu_start = worker.send(
                 {"candidate": candidate, "reference": reference, "places": places, "cpu": cpu_limit}
@@ -393,14 +402,14 @@ class WorkerPool:
             raise
         if reply is None:  # its own CPU stop did not land: a stuck C call
             self._replace(worker)
-            budget.cpu_left = 0.0
-            return "timeout", f"more than {cpu_limit:.2f}s of CPU"
+            raise VerifierTooSlow(
+                f"{candidate!r} vs {reference!r}: the comparison ran past the {cpu_limit:g}s CPU guard (worker killed)"
+            )
         self._release(worker)
-        budget.cpu_left -= reply.get("cpu", 0.0)
         if reply["status"] == "error":
             raise VerifierBug(f"verifier worker raised on {candidate!r} vs {reference!r}:\n{reply['detail']}")
-        if reply["status"] == "timeout":
-            budget.cpu_left = 0.0
+        if reply["status"] == "net":
+            raise VerifierTooSlow(f"{candidate!r} vs {reference!r}: {reply['detail']} (the safety net)")
         return reply["status"], reply["detail"]
 
     def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S, first_only: bool = False) -> None:

@@ -1,0 +1,259 @@
+r"""Structural limits on a parsed expression, decided before any symbolic work.
+
+"Too complex" must mean the same thing on every machine: a CPU-time budget made the same pair True
+on a quiet machine and False on a busy one. So whether sympy may work on an expression is decided
+here, from the tree alone (its size, polynomial degree, exponents, free symbols, nesting of
+functions, the terms an expansion could produce), and the time guards of ``worker_pool`` are only a
+safety net that raises. The limits are sized from the references real datasets use (the shipped
+GSM8K/MATH fixtures and the verifier tables all pass with room to spare; see docs/verifier.md).
+A candidate over a limit is False (``too_complex``); a reference over one is ``InvalidReference``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy
+
+from rewards.math.answer_tree import TooComplex
+
+MAX_NODES = 400  # sympy tree nodes of one leaf
+MAX_LOG10 = 20000.0  # largest |value| we let sympy build: 10**20000 (2004! is ~10**5700)
+MAX_FACTORIAL = 5000
+MAX_DEGREE = 10_000  # polynomial degree bound (``(b-y)^{5000}`` is 5000)
+MAX_FREE_SYMBOLS = 8
+MAX_NESTING = 4  # functions and radicals inside one another (``\sqrt{\sqrt{11}+\sqrt{194}}`` is 2)
+MAX_SERIES_TERMS = 1000  # terms of a sum or product with numeric bounds (``\prod_{k=1}^{1000} k``)
+MAX_EXPANDED_TERMS = 2000  # terms an expansion may produce before exact methods that avoid expanding take over
+_CAP = 10**12  # estimates saturate here (they only need to be compared with the limits)
+_UNBOUNDED = (sympy.Integral, sympy.Limit)  # no bound on their work can be read from the tree
+
+
+def _walk_depth(expr: sympy.Basic, depth: int = 0) -> None:
+    if depth > 50:
+        raise TooComplex("expression nested too deeply")
+    for arg in expr.args:
+        _walk_depth(arg, depth + 1)
+
+
+def log10_bound(expr: sympy.Basic, depth: int = 0) -> float:
+    """An upper bound on log10 of |value| for the numeric parts of ``expr`` (inf when unbounded)."""
+    if depth > 50:
+        raise TooComplex("expression nested too deeply")
+    if expr.is_Integer:
+        return math.log10(max(abs(int(expr)), 1))
+    if expr.is_Rational:
+        return max(math.log10(max(abs(expr.p), 1)), math.log10(expr.q))
+    if expr.is_Pow:
+        base, exponent = expr.args
+        if exponent.is_Rational and not exponent.is_Integer:  # its size, not its digits' (sqrt: 1/2, not 2)
+            exponent_log = math.log10(abs(exponent.p)) - math.log10(exponent.q)
+        else:
+            exponent_log = log10_bound(exponent, depth + 1)
+        base_log = log10_bound(base, depth + 1)
+        if exponent_log > 6:
+            if base_log == 0 and base.is_number:  # 1^huge, 0^huge: still bounded
+                return 0.0
+            return math.inf
+        return (10**exponent_log) * max(base_log, 0.5)
+    if isinstance(expr, sympy.factorial):
+        (arg,) = expr.args
+        if not arg.is_Integer or int(arg) > MAX_FACTORIAL:
+            if arg.is_number:
+                raise TooComplex(f"factorial of {arg} is beyond {MAX_FACTORIAL}!")
+            return 0.0
+        n = int(arg)
+        return n * math.log10(max(n, 2))
+    if not expr.args:
+        return 0.0
+    parts = [log10_bound(arg, depth + 1) for arg in expr.args]
+    if expr.is_Mul or isinstance(expr, sympy.Function):
+        return sum(parts) + 0.5
+    return max(parts) + 0.5
+
+
+def degree_bound(expr: sympy.Basic) -> int:
+    """An upper bound on the total degree in the free symbols, read from the tree (function arguments count).
+
+    ``(b-y)^{5000}`` is 5000, ``x^{1/2}`` counts as 1, ``\\sin(x^3)`` as 3.
+    """
+    if expr.is_Symbol:
+        return 1
+    if not expr.args or expr.is_number:
+        return 0
+    if expr.is_Pow:
+        base, exponent = expr.args
+        inner = degree_bound(base)
+        if inner == 0:
+            return degree_bound(exponent)
+        if exponent.is_Rational:
+            return min(_CAP, inner * max(1, -(-abs(int(exponent.p)) // int(exponent.q))))
+        return min(_CAP, inner + degree_bound(exponent))
+    parts = [degree_bound(arg) for arg in expr.args]
+    if expr.is_Mul:
+        return min(_CAP, sum(parts))
+    return max(parts)
+
+
+def nesting(expr: sympy.Basic) -> int:
+    """How many functions and radicals sit inside one another (``\\sin(\\sqrt{x})`` is 2)."""
+    inner = max((nesting(arg) for arg in expr.args), default=0)
+    if isinstance(expr, sympy.Function) or (expr.is_Pow and not expr.args[1].is_Integer):
+        return inner + 1
+    return inner
+
+
+def _series_terms(expr: sympy.Basic) -> int | None:
+    """Terms of a sum or product over numeric bounds; None when a bound is symbolic."""
+    total = 1
+    for limits in expr.limits:
+        if len(limits) != 3 or not (limits[1].is_Integer and limits[2].is_Integer):
+            return None
+        total *= max(0, int(limits[2]) - int(limits[1]) + 1)
+    return total
+
+
+def check_limits(expr: sympy.Basic) -> None:
+    """Raise ``TooComplex`` naming the first structural limit ``expr`` exceeds."""
+    for count, _ in enumerate(sympy.preorder_traversal(expr)):
+        if count > MAX_NODES:
+            raise TooComplex(f"more than {MAX_NODES} nodes")
+    if not isinstance(expr, sympy.Basic):
+        return
+    _walk_depth(expr)
+    if log10_bound(expr) > MAX_LOG10:
+        raise TooComplex(f"a number in it is larger than 10^{MAX_LOG10:.0f}")
+    if expr.has(*_UNBOUNDED):
+        raise TooComplex("an unevaluated integral or limit (no bound on its work can be read from it)")
+    for series in expr.atoms(sympy.Sum, sympy.Product):
+        terms = _series_terms(series)
+        if terms is None or terms > MAX_SERIES_TERMS:
+            raise TooComplex(f"a sum or product over more than {MAX_SERIES_TERMS} terms or symbolic bounds")
+    if len(expr.free_symbols) > MAX_FREE_SYMBOLS:
+        raise TooComplex(f"more than {MAX_FREE_SYMBOLS} free symbols")
+    if (degree := degree_bound(expr)) > MAX_DEGREE:
+        raise TooComplex(f"polynomial degree up to {degree}, over {MAX_DEGREE}")
+    if (depth := nesting(expr)) > MAX_NESTING:
+        raise TooComplex(f"functions or radicals nested {depth} deep, over {MAX_NESTING}")
+
+
+def _monomials(terms: int, power: int) -> int:
+    """Terms of ``(t_1 + ... + t_terms)^power`` expanded: C(power + terms - 1, terms - 1), saturated."""
+    if terms <= 1:
+        return 1
+    if terms - 1 > 60 or power > 10**6:
+        return _CAP
+    return min(_CAP, math.comb(power + terms - 1, terms - 1))
+
+
+def expanded_terms(expr: sympy.Basic) -> int:
+    """An upper bound on the terms ``cancel``/``expand`` can produce for ``expr`` (numerator and denominator).
+
+    Read from the tree: a sum adds, a product multiplies, an integer power is a multinomial, and
+    fractions added over a common denominator multiply each numerator by the other denominators.
+    """
+    numerator, denominator, inner = _estimate(expr)
+    return min(_CAP, max(numerator + denominator, inner))
+
+
+def _estimate(expr: sympy.Basic) -> tuple[int, int, int]:
+    """(numerator terms, denominator terms, the largest estimate inside a function or radical)."""
+    if expr.is_Atom:
+        return 1, 1, 0
+    if expr.is_Add:
+        parts = [_estimate(arg) for arg in expr.args]
+        denominator, numerator = 1, 0
+        for k, (num, _, _) in enumerate(parts):
+            others = 1
+            for j, (_, den, _) in enumerate(parts):
+                if j != k:
+                    others = min(_CAP, others * den)
+            numerator = min(_CAP, numerator + num * others)
+        for _, den, _ in parts:
+            denominator = min(_CAP, denominator * den)
+        return numerator, denominator, max(inner for _, _, inner in parts)
+    if expr.is_Mul:
+        numerator = denominator = 1
+        inner = 0
+        for num, den, deeper in map(_estimate, expr.args):
+            numerator, denominator, inner = min(_CAP, numerator * num), min(_CAP, denominator * den), max(inner, deeper)
+        return numerator, denominator, inner
+    if expr.is_Pow and expr.args[1].is_Integer:
+        num, den, inner = _estimate(expr.args[0])
+        power = int(expr.args[1])
+        if power < 0:
+            num, den, power = den, num, -power
+        return _monomials(num, power), _monomials(den, power), inner
+    # a function, a radical, a symbolic power: one term outside; what is inside may be expanded too
+    inner = max((expanded_terms(arg) for arg in expr.args), default=0)
+    return 1, 1, inner
+
+
+MAX_POLY_WORK = 500_000  # coefficient multiplications (weighted by their size) exact polynomial arithmetic may do
+MAX_FACTOR_DEGREE = 24  # a base factored on its own (``b - y`` in ``(b-y)^{5000}``) has at most this degree
+MAX_SIMPLIFY_NODES = 80  # rewrite steps (simplify) run only on a difference this small
+MAX_REWRITE_DEGREE = 12  # ... and of at most this degree (trigsimp on sin^40 cos^40 runs for minutes)
+MAX_REWRITE_NESTING = 2  # ... and nesting (simplify on sin(e^{cos(9y)}) forms takes seconds)
+
+
+def _dense_terms(degree: int, generators: int) -> int:
+    """Most terms a polynomial of this total degree in this many generators can have."""
+    if generators <= 0 or degree <= 0:
+        return 1
+    if generators > 60 or degree > 10**6:
+        return _CAP
+    return min(_CAP, math.comb(degree + generators, generators))
+
+
+def polynomial_work(expr: sympy.Basic, generators: int) -> int:
+    """Estimated cost of evaluating ``expr`` exactly as a fraction of polynomials (``symbolic.as_fraction``).
+
+    Counted in coefficient multiplications, each weighted by its size (``1 + degree / 200``: a
+    coefficient of a degree-D power has about D/3 digits). Read from the tree, the same on every machine.
+    """
+    return _work(expr, max(generators, 1))[4]
+
+
+def _work(expr, k: int) -> tuple[int, int, int, int, int]:
+    """(numerator terms, denominator terms, numerator degree, denominator degree, work)."""
+    if expr.is_Rational:
+        return 1, 1, 0, 0, 0
+    if expr.is_Add:
+        parts = [_work(arg, k) for arg in expr.args]
+        num, den, dn, dd, work = parts[0]
+        for n2, d2, dn2, dd2, w2 in parts[1:]:
+            weight = 1 + max(dn, dn2, dd, dd2) // 200
+            if d2 == 1 and den == 1 and dd == dd2 == 0:
+                work += w2 + n2
+                num, dn = min(_CAP, num + n2), max(dn, dn2)
+                continue
+            work += w2 + (num * d2 + n2 * den + den * d2) * weight
+            dn, dd = max(dn + dd2, dn2 + dd), dd + dd2
+            num = min(_CAP, num * d2 + n2 * den, _dense_terms(dn, k))
+            den = min(_CAP, den * d2, _dense_terms(dd, k))
+        return num, den, dn, dd, min(_CAP, work)
+    if expr.is_Mul:
+        parts = [_work(arg, k) for arg in expr.args]
+        num, den, dn, dd, work = parts[0]
+        for n2, d2, dn2, dd2, w2 in parts[1:]:
+            dn, dd = dn + dn2, dd + dd2
+            work += w2 + (num * n2 + den * d2) * (1 + max(dn, dd) // 200)
+            num, den = min(_CAP, num * n2, _dense_terms(dn, k)), min(_CAP, den * d2, _dense_terms(dd, k))
+        return num, den, dn, dd, min(_CAP, work)
+    if expr.is_Pow and expr.args[1].is_Integer:
+        num, den, dn, dd, work = _work(expr.args[0], k)
+        power = int(expr.args[1])
+        if power < 0:
+            num, den, dn, dd, power = den, num, dd, dn, -power
+        out = []
+        for terms, degree in ((num, dn), (den, dd)):
+            result = min(_monomials(terms, power), _dense_terms(degree * power, k))
+            weight = 1 + degree * power // 200
+            if terms <= 5:  # sympy raises up to 5 terms by the multinomial formula
+                work += result * terms * weight
+            else:  # by repeated squaring: the last square dominates
+                half = min(_monomials(terms, power // 2), _dense_terms(degree * power // 2, k))
+                work += 2 * half * half * weight
+            out.append(min(_CAP, result))
+        return out[0], out[1], min(_CAP, dn * power), min(_CAP, dd * power), min(_CAP, work)
+    return 1, 1, 1, 0, 0  # a symbol, or a generator (a function, a radical, pi)
