@@ -144,8 +144,12 @@ def boxed_contents(text: str) -> tuple[list[str], str]:
     return [content for _, _, content in spans], "".join(pieces)
 
 
+_WHITESPACE = re.compile(r"\s+")
+
+
 def _clean(value: str) -> str:
-    value = " ".join(value.split())
+    # whitespace collapses, but a line break stays one: "22\n\sqrt{3}" is two lines, not the product 22*sqrt(3)
+    value = _WHITESPACE.sub(lambda m: "\n" if "\n" in m.group() else " ", value.strip())
     value = value.strip("*_ ")
     if len(value) >= 2 and value.startswith("$") and value.endswith("$") and not value.startswith("$$"):
         value = value[1:-1].strip()

@@ -5,7 +5,9 @@ A LaTeX parser multiplies whatever it finds next to each other, so ``\sqrt{4}\qu
 This module refuses those readings before any parser runs, and keeps the products people write:
 
 * a number, a closed group (``}``, ``)``, ``]``) or a factorial followed by a digit or a fraction
-  (``\sqrt{2}3``, ``\frac{1}{2} \frac{1}{3}``, ``(1+2)\,3``) is refused, whatever the spacing;
+  (``\sqrt{2}3``, ``\frac{1}{2} \frac{1}{3}``, ``(1+2)\,3``) is refused, whatever the spacing, and so is a
+  letter followed after a space by one (``\pi\ \frac{29}{12}``, ``x 3``); a whole number before a fraction is a
+  mixed number only when the fraction is proper digits (``2\frac{1}{3}``), else refused (``2\frac{5}{3}``);
 * after a wide gap (a newline, ``\quad``, ``\qquad``, ``\hspace``) any new value is refused (``2\quad x``,
   ``3\n-1``); a unit or a word in ``\text{}`` may follow one (``5 \quad \text{cm}``);
 * kept: a coefficient times a symbol or a root (``2\pi``, ``3\sqrt{2}``, ``2x``, ``2 \sqrt{3}``), products of
@@ -94,6 +96,22 @@ def _ends_value(text: str, j: int, openers: dict[int, int], wide: bool) -> bool:
     return False
 
 
+_PROPER_FRACTION = re.compile(r"\\[dtc]?frac(?:\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}|\s*(\d)\s*(\d))")
+
+
+def _proper_fraction(text: str, start: int) -> bool:
+    r"""Whether a ``\frac`` at ``start`` can end a mixed number: digits over larger digits (``\frac{1}{3}``).
+
+    Anything else after a whole number (``-33\,\frac{-2}{8}``, ``2\frac{5}{3}``, ``2\frac{x}{3}``) is two values
+    or a product nobody writes that way: refused rather than multiplied.
+    """
+    m = _PROPER_FRACTION.match(text, start)
+    if m is None:
+        return False
+    numerator, denominator = (int(g) for g in (m.group(1, 2) if m.group(1) is not None else m.group(3, 4)))
+    return 0 < numerator < denominator
+
+
 def refuse_side_by_side(text: str) -> None:
     r"""Raise ``Unparseable`` when two values stand side by side (see the module docstring); else return.
 
@@ -114,7 +132,7 @@ def refuse_side_by_side(text: str) -> None:
         if not (wide or starts_number or starts_fraction):
             continue
         left_end = start - 1
-        if not wide and text[left_end].isdigit():
+        if not wide and text[left_end].isdigit() and not (starts_fraction and not _proper_fraction(text, end)):
             continue  # 1\,000 and "2 3" are the thousands rule's (structure.normalize); 2\frac{1}{3} is a mixed number
         if not _ends_value(text, left_end, openers, wide):
             continue
@@ -122,7 +140,7 @@ def refuse_side_by_side(text: str) -> None:
         if wide:
             refused = bool(_NEW_VALUE.match(text, end)) and not _WORD_AFTER.match(text, end)
         elif left_char.isalpha():
-            refused = start < end and starts_number
+            refused = start < end and (starts_number or starts_fraction)  # "\pi\ \frac{1}{2}": two values
         else:
             refused = starts_number or starts_fraction
         if refused:

@@ -305,15 +305,20 @@ def _compare(candidate, reference, budget: Budget) -> None:
 
 
 _RELATION = re.compile(r"(?<![<>!\\])=|<|>|\\le|\\ge|\\lt|\\gt")
+_SCRIPT_GROUP = re.compile(r"[_^]\{[^{}]*\}")  # \sum_{k=1}: an index's "=" is not a relation
+
+
+def _has_relation(text: str) -> bool:
+    return bool(_RELATION.search(_SCRIPT_GROUP.sub("", text)))
 
 
 def _is_relation(node) -> bool:
     """An unnamed equation or inequality leaf (``t^2 = 9``, ``t^2 \\le 16``): the answer is its solution set."""
-    return isinstance(node, Leaf) and not node.name and (node.equation or bool(_RELATION.search(node.text)))
+    return isinstance(node, Leaf) and not node.name and (node.equation or _has_relation(node.text))
 
 
 def _is_value(node) -> bool:
-    return isinstance(node, Leaf) and not node.equation and not _RELATION.search(node.text)
+    return isinstance(node, Leaf) and not node.equation and not _has_relation(node.text)
 
 
 def _set_text(node, intervals: bool) -> str | None:
