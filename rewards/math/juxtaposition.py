@@ -68,7 +68,13 @@ def _ends_value(text: str, j: int, openers: dict[int, int], wide: bool) -> bool:
         while k > 0 and (text[k - 1].isdigit() or text[k - 1] == "."):
             k -= 1
         before = text[max(0, k - _WINDOW) : k]
-        return not (before.endswith(("_", "^")) or re.search(r"\\(?:[dtc]?frac|sqrt|binom)\s*$", before))
+        if before.endswith(("_", "^")):
+            return False
+        command = re.search(r"\\([dtc]?frac|sqrt|binom)\s*$", before)
+        if command is None:
+            return True
+        # \frac56 and \sqrt2 are whole values once their digit arguments are there; \frac5 is not yet
+        return j - k + 1 >= (1 if command.group(1) == "sqrt" else 2)
     if ch == "}":
         o = openers.get(j)
         if o is None:
@@ -112,6 +118,16 @@ def _proper_fraction(text: str, start: int) -> bool:
     return 0 < numerator < denominator
 
 
+def _whole_number_ends(text: str, j: int) -> bool:
+    r"""Whether a whole number written on its own ends at ``j`` (``12``; not ``\frac12``, ``x_2``, ``1.5``)."""
+    if not text[j].isdigit():
+        return False
+    k = j
+    while k > 0 and text[k - 1].isdigit():
+        k -= 1
+    return not (k and (text[k - 1].isalpha() or text[k - 1] in "._^"))
+
+
 def refuse_side_by_side(text: str) -> None:
     r"""Raise ``Unparseable`` when two values stand side by side (see the module docstring); else return.
 
@@ -132,8 +148,11 @@ def refuse_side_by_side(text: str) -> None:
         if not (wide or starts_number or starts_fraction):
             continue
         left_end = start - 1
-        if not wide and text[left_end].isdigit() and not (starts_fraction and not _proper_fraction(text, end)):
-            continue  # 1\,000 and "2 3" are the thousands rule's (structure.normalize); 2\frac{1}{3} is a mixed number
+        if not wide and text[left_end].isdigit():
+            if not starts_fraction:
+                continue  # 1\,000, "2 3" and 0.33 are the number rules' (structure.normalize)
+            if _whole_number_ends(text, left_end) and _proper_fraction(text, end):
+                continue  # 2\frac{1}{3} is a mixed number; \frac12\,\frac13 and 1.5\frac12 are looked at below
         if not _ends_value(text, left_end, openers, wide):
             continue
         left_char = text[left_end]

@@ -12,6 +12,7 @@ the library's own parse gives on every leaf of the verifier's test tables, and S
 
 from __future__ import annotations
 
+import sympy
 from antlr4.atn.PredictionMode import PredictionMode
 from antlr4.error.Errors import ParseCancellationException
 from antlr4.error.ErrorStrategy import BailErrorStrategy
@@ -19,7 +20,30 @@ from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy as LibraryLatex2Sympy
 
 
-class FastLatex2Sympy(LibraryLatex2Sympy):
+class Latex2Sympy(LibraryLatex2Sympy):
+    """The library's conversion with its ``interpret_as_mixed_fractions`` flag obeyed.
+
+    1.11.0's ``convert_postfix_list`` ignores the flag and adds any integer to a positive rational beside it
+    (``2(3)`` is 5, ``3(1/2)`` is 7/2); with the flag off this copy multiplies, as ``mul_flat`` does.
+    """
+
+    def convert_postfix_list(self, arr, i=0):
+        if self.config.interpret_as_mixed_fractions:
+            return super().convert_postfix_list(arr, i)
+        res = self.convert_postfix(arr[i])
+        if isinstance(res, (sympy.Expr, sympy.MatrixBase)):
+            if i == len(arr) - 1:
+                return res
+            rh = self.convert_postfix_list(arr, i + 1)
+            if getattr(res, "is_Matrix", False) or getattr(rh, "is_Matrix", False):
+                return self.mat_mul_flat(res, rh)
+            return self.mul_flat(res, rh)
+        if isinstance(res, list) and len(res) == 1:  # a derivative's d/dx, as the library reads it
+            return super().convert_postfix_list(arr, i)
+        return res
+
+
+class FastLatex2Sympy(Latex2Sympy):
     """The same grammar and conversion, parsed in ANTLR's SLL mode with a bail-out error strategy."""
 
     def create_parser(self, latex_str):
@@ -35,4 +59,4 @@ def parse_latex(latex: str, config: ConversionConfig):
     try:
         return FastLatex2Sympy(config=config).parse(latex)
     except ParseCancellationException:
-        return LibraryLatex2Sympy(config=config).parse(latex)
+        return Latex2Sympy(config=config).parse(latex)

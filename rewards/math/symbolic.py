@@ -13,6 +13,7 @@ and wall-clock guards are a safety net that raises, never a verdict.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from functools import lru_cache
 
@@ -48,8 +49,10 @@ from rewards.math.latex2sympy_seam import parse_latex
 _NORMALIZATION = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none", equations=False
 )
+# the library's mixed-number rule adds ANY integer to a positive rational beside it: 2(3) is 5, 3(1/2) is 7/2;
+# mixed numbers are written out first (_explicit_mixed_numbers), only for a whole number before a proper fraction
 _CONVERSION = ConversionConfig(
-    interpret_as_mixed_fractions=True,
+    interpret_as_mixed_fractions=False,
     interpret_simple_eq_as_assignment=False,
     interpret_contains_as_eq=True,
     lowercase_symbols=False,
@@ -66,8 +69,29 @@ def check_bounds(expr: sympy.Basic) -> None:
     check_limits(expr)
 
 
+_MIXED_NUMBER = re.compile(
+    r"(?<![\w.}\])\]^_!])(\d+)\s*(?:\\[,;: !]\s*)*\\[dt]?frac\s*(?:\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}|(\d)(\d))"
+)
+
+
+def _explicit_mixed_numbers(latex: str) -> str:
+    r"""``2\frac{1}{3}`` -> ``(2+\frac{1}{3})``: a whole number right before a proper fraction of digits.
+
+    Anything else side by side is a product (``2(3)`` is 6, ``3(1/2)`` is 3/2), as the grammar reads it once
+    its own mixed-number rule, which adds any integer to any positive rational beside it, is off.
+    """
+
+    def explicit(m: re.Match) -> str:
+        num, den = (m.group(2), m.group(3)) if m.group(2) is not None else (m.group(4), m.group(5))
+        if not 0 < int(num) < int(den):
+            return m.group()
+        return f"({m.group(1)}+\\frac{{{num}}}{{{den}}})"
+
+    return _MIXED_NUMBER.sub(explicit, latex)
+
+
 def _parse_latex(latex: str):
-    return parse_latex(latex, _CONVERSION)
+    return parse_latex(_explicit_mixed_numbers(latex), _CONVERSION)
 
 
 @lru_cache(maxsize=4096)

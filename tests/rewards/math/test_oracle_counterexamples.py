@@ -96,9 +96,23 @@ ROWS = [
     pytest.param(
         r"3 \cdot \sqrt{5}\ 41", r"\left(3\sqrt{5}\right) \cdot 41", False, "is_correct", id="6-control-space"
     ),
-    pytest.param(r"The answer is \boxed{-18\qquad\sqrt{15}}", r"(-18)\times \sqrt{15}", False, "grade", id="6-in-a-box"),
-    pytest.param("The answer is \\boxed{22\n\\sqrt{3}}", r"22\times \sqrt{3}", False, "grade", id="6-newline-before-root-in-a-box"),
-    pytest.param(r"2 \cdot \pi\ \tfrac{29}{12}", r"(2 \cdot \pi) \cdot \dfrac{29}{12}", False, "is_correct", id="6-letter-then-fraction"),
+    pytest.param(
+        r"The answer is \boxed{-18\qquad\sqrt{15}}", r"(-18)\times \sqrt{15}", False, "grade", id="6-in-a-box"
+    ),
+    pytest.param(
+        "The answer is \\boxed{22\n\\sqrt{3}}",
+        r"22\times \sqrt{3}",
+        False,
+        "grade",
+        id="6-newline-before-root-in-a-box",
+    ),
+    pytest.param(
+        r"2 \cdot \pi\ \tfrac{29}{12}",
+        r"(2 \cdot \pi) \cdot \dfrac{29}{12}",
+        False,
+        "is_correct",
+        id="6-letter-then-fraction",
+    ),
     pytest.param("The answer is \\boxed{\\sqrt{2}\n3}", r"3\sqrt{2}", False, "grade", id="6-newline-in-a-box"),
     # 7. `√16` is the root of 16, not √1·6
     pytest.param("√16", "1 \\cdot 6", False, "is_correct", id="7-root-16"),
