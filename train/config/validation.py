@@ -23,6 +23,7 @@ from train.config.arguments import (
     out_of_range,
     refuse,
 )
+from train.config.distributed_checks import check_distributed
 from train.config.lora_checks import check_lora
 from train.config.machine_checks import check_machine
 from train.config.share_base import check_share_base
@@ -46,6 +47,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
     check_servers(script_args, training_args, model_args)
     check_lora(training_args, model_args)  # targets on the configured model; what vLLM cannot serve
     check_share_base(script_args, training_args, model_args)  # vllm_share_base: what it cannot serve
+    check_distributed(script_args, training_args, model_args)  # accelerate's launch: sharding, ranks' waits
     check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
     check_quantization(model_args)
 
