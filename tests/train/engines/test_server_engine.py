@@ -8,6 +8,7 @@ the trainer, a CPU vLLM server): tests/integration/test_server_engine.py.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import time
 from pathlib import Path
@@ -355,6 +356,44 @@ def test_the_trainer_checks_the_servers_with_a_probe_adapter_and_leaves_nothing(
         (load,) = [body for path, body in stub.requests if path == "/v1/load_lora_adapter"]
         assert load["lora_path"].startswith(str(out / "vllm-adapters" / "verigrpo-probe-"))
         assert not out.exists()  # the probe and the directories made for it are gone
+
+
+def test_only_the_main_process_checks_the_servers_and_the_others_get_its_verdict(stubs, monkeypatch, tmp_path):
+    """With several processes (accelerate's state and broadcast replaced: one process here) the main one probes
+    and broadcasts its verdict; another asks the servers nothing and stops on the verdict it receives."""
+    import accelerate
+    import accelerate.utils
+
+    from tests.helpers.training import tiny_llama_dir
+    from train.engines.server import check_servers_on_main, server_settings
+
+    bad = stubs(logprobs_mode="raw_logprobs")
+    script_args, training_args, model_args = parse_config(
+        ["--config", SERVER_CONFIG, "--vllm_server_urls", bad.url, "--model_name_or_path",
+         str(tiny_llama_dir(tmp_path / "model")), "--lora_r", "12", "--output_dir", str(tmp_path / "run")]
+    )  # fmt: skip
+    settings = server_settings(script_args, training_args, model_args)
+    state = type("State", (), {"num_processes": 2, "is_main_process": False})
+    monkeypatch.setattr(accelerate, "PartialState", lambda: state)
+    verdict = f"vLLM server {bad.url} does not run as this run needs: (the main process's verdict)"
+    monkeypatch.setattr(accelerate.utils, "broadcast_object_list", lambda objects: [verdict])
+    with pytest.raises(ServerError, match=r"the main process's verdict"):
+        check_servers_on_main(settings, model_args, training_args)
+    assert bad.requests == []  # another process asks the servers nothing
+
+    state.is_main_process = True
+    sent = []
+    monkeypatch.setattr(
+        accelerate.utils, "broadcast_object_list", lambda objects: sent.append(list(objects)) or objects
+    )
+    with pytest.raises(ServerError, match=r"it returns raw_logprobs"):
+        check_servers_on_main(settings, model_args, training_args)
+    assert len(sent) == 1 and "it returns raw_logprobs" in sent[0][0]  # sent before the main process raises
+
+    good = stubs()
+    sent.clear()
+    check_servers_on_main(dataclasses.replace(settings, urls=(good.url,)), model_args, training_args)
+    assert sent == [[None]]  # no refusal: the others go on
 
 
 def test_a_server_that_cannot_hold_the_longest_sequence_is_refused(stubs, tmp_path):
