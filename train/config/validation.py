@@ -40,6 +40,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
         + out_of_range(model_args, MODEL_BOUNDS)
         + _cross_field_problems(script_args, training_args)
     )
+    check_distributed(script_args, training_args, model_args)  # accelerate's launch: sharding, ranks' waits
     check_rewards(script_args, training_args)
     check_data(script_args)
     check_held_out_eval(script_args, training_args)
@@ -47,7 +48,6 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
     check_servers(script_args, training_args, model_args)
     check_lora(training_args, model_args)  # targets on the configured model; what vLLM cannot serve
     check_share_base(script_args, training_args, model_args)  # vllm_share_base: what it cannot serve
-    check_distributed(script_args, training_args, model_args)  # accelerate's launch: sharding, ranks' waits
     check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
     check_quantization(model_args)
 
