@@ -180,6 +180,13 @@ def gpu_node(monkeypatch, tmp_path):
         monkeypatch.setattr(mc, "device_count", lambda: count)
         monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (free * GIB, total * GIB))
         monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0, raising=False)
+        try:  # the device-capability pre-flight (issue #33's module), where present: an H200
+            import train.config.device_capability as dc
+
+            monkeypatch.setattr(dc, "device_name", lambda: "NVIDIA H200")
+            monkeypatch.setattr(dc, "device_capability", lambda: (9, 0))
+        except ImportError:
+            pass
         return parse_config(["--config", GPU_SERVER, "--bf16", "false", "--model_name_or_path", str(tmp_path),
                              *overrides])  # fmt: skip
 
