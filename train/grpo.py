@@ -68,7 +68,13 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
     held_out = _held_out_eval(script_args, training_args)  # the held-out problems load here too
-    engine = engine_factory(script_args, training_args, model_args)  # servers that do not answer stop it here
+    train_dataset = to_dataset(problems, script_args.num_shots)
+    engine = engine_factory(  # servers that do not answer, or cannot hold the longest prompt + completion, stop it here
+        script_args,
+        training_args,
+        model_args,
+        prompt_tokens=lambda: _longest_prompt(train_dataset, model_args, training_args),
+    )
 
     # start the verifier's symbolic workers now, while the model loads, not inside the first reward call;
     # a pool that cannot start stops the run below (with the worker's own error), before training
@@ -91,7 +97,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         reward_names=list(script_args.reward_funcs),
         rollout_recorder=recorder,
         args=training_args,
-        train_dataset=to_dataset(problems, script_args.num_shots),
+        train_dataset=train_dataset,
         peft_config=get_peft_config(model_args),
         quantization_config=get_quantization_config(model_args),
         callbacks=callbacks,
@@ -107,6 +113,12 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         callbacks[0].live = lambda: {"rollout_engine": trainer.rollout_engine_state()}
     trainer.manifest_callback = callbacks[0]
     return trainer, recorder, manifest
+
+
+def _longest_prompt(dataset, model_args, training_args) -> int:
+    from train.engines.server import longest_prompt_tokens
+
+    return longest_prompt_tokens(dataset, model_args, training_args.trust_remote_code)
 
 
 def _held_out_eval(script_args, training_args):
@@ -173,6 +185,7 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     trainer, recorder, manifest = build_trainer(script_args, training_args, model_args)
     from train.artifacts.manifest import write_manifest
     from train.artifacts.recording_trainer import RunSpanCallback
+    from train.engines.vllm_server_api import ServerError
 
     output_dir = Path(training_args.output_dir)
     span = RunSpanCallback()
@@ -180,6 +193,14 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     start = time.perf_counter()
     try:
         trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    except ServerError as exc:  # say where the run stopped: the checkpoints before it are complete
+        step = trainer.state.global_step
+        raise ServerError(
+            f"{exc} [the run stopped in training step {step + 1} ({step} completed); resume from its last checkpoint "
+            "with --resume_from_checkpoint]",
+            status=exc.status,
+            detail=exc.detail,
+        ) from None
     finally:
         trainer.close_rollout_engine()  # adapter files and server connections go, also after a failure
     seconds = time.perf_counter() - start

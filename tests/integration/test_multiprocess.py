@@ -32,6 +32,76 @@ def accelerate_launch(*train_args: str, timeout: int = 2400) -> subprocess.Compl
     return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+SERVER_CONFIG = "configs/cpu-smollm2-vllm-server.yaml"
+
+
+def rollouts_answered(stub) -> int:
+    return sum(
+        1 for path, body in list(stub.requests) if path == "/v1/completions" and isinstance(body["prompt"], list)
+    )
+
+
+@pytest.mark.slow
+def test_two_processes_check_the_servers_once_and_both_stop_on_a_refusal(tmp_path):
+    """The start checks run on the main process only (one probe per server, not one per process) and every
+    process stops on the verdict, before any model loads."""
+    from tests.helpers.stub_vllm_server import StubServer
+
+    stub = StubServer(logprobs_mode="raw_logprobs")  # like a server started without --logprobs-mode
+    out = tmp_path / "run"
+    try:
+        result = accelerate_launch(
+            "--config", SERVER_CONFIG, "--vllm_server_urls", stub.url, "--output_dir", str(out), timeout=900
+        )  # fmt: skip
+    finally:
+        stub.close()
+    assert result.returncode != 0
+    assert f"error: vLLM server {stub.url} does not run as this run needs: it returns raw_logprobs" in result.stderr
+    probes = [body["temperature"] for path, body in stub.requests if path == "/v1/completions"]
+    loads = [path for path, _ in stub.requests if path == "/v1/load_lora_adapter"]
+    assert probes == [1.0, 0.5] and len(loads) == 1, stub.requests  # one process asked
+    assert "Loading weights" not in result.stderr and not out.exists()
+
+
+@pytest.mark.slow
+def test_two_processes_stop_promptly_when_the_main_process_fails(tmp_path):
+    """Only the main process talks to the servers; when a server goes down it fails alone while the other process
+    waits in a collective. The launcher must end the run (exit non-zero, the error with the step) long before
+    ddp_timeout (3600 s here)."""
+    import threading
+    import time
+
+    from tests.helpers.stub_vllm_server import StubServer
+
+    stub = StubServer()
+    out = tmp_path / "run"
+    stopped: list[float] = []
+
+    def stop_after_first_rollouts() -> None:
+        while rollouts_answered(stub) < 1 and not stopped:
+            time.sleep(0.2)
+        time.sleep(0.5)
+        stub.close()
+        stopped.append(time.monotonic())
+
+    watcher = threading.Thread(target=stop_after_first_rollouts, daemon=True)
+    watcher.start()
+    result = accelerate_launch(
+        "--config", SERVER_CONFIG, "--vllm_server_urls", stub.url, "--per_device_train_batch_size", "4",
+        "--max_completion_length", "8", "--dataset_size", "16", "--max_steps", "3", "--output_dir", str(out),
+        "--vllm_server_retries", "1", "--log_rollouts", "false", timeout=1800,
+    )  # fmt: skip
+    ended = time.monotonic()
+    if not stopped:
+        stopped.append(ended)
+        stub.close()
+    assert result.returncode != 0, result.stderr[-3000:]
+    assert f"error: vLLM server {stub.url} is unreachable" in result.stderr, result.stderr[-3000:]
+    assert "[the run stopped in training step 2 (1 completed)" in result.stderr
+    print(f"the launch ended {ended - stopped[0]:.0f} s after the server went down")
+    assert ended - stopped[0] < 600, f"the run took {ended - stopped[0]:.0f} s to end after the server went down"
+
+
 def rollout_samples(run_dir: Path):
     from inspect_ai.log import read_eval_log
 

@@ -39,6 +39,57 @@ def test_a_bad_server_url_stops_the_run_before_any_model_loads(tmp_path, dead_ur
     assert "Loading weights" not in result.stderr and not out.exists()
 
 
+@pytest.mark.slow
+def test_a_run_survives_a_restarted_server_and_stops_naming_the_step_when_it_stays_down(tmp_path):
+    """A real training run against the stub server (tests/helpers/stub_vllm_server.py): the stub restarts after
+    step 1's rollouts (losing the runtime-loaded adapter, as vLLM does) and the run goes on; it goes down for good
+    after step 2's, and the run stops at step 3's sync with the URL and the step, checkpoints 1-2 complete."""
+    import threading
+
+    from tests.helpers.stub_vllm_server import StubServer
+
+    stub = StubServer()
+    out = tmp_path / "run"
+    done = threading.Event()
+
+    def rollouts() -> int:
+        return sum(1 for path, body in list(stub.requests) if path == "/v1/completions" and body["prompt"][0] != "O")
+
+    def restart_then_stop() -> None:
+        for action in (stub.restart, stub.close):
+            wanted = rollouts() + 1
+            while rollouts() < wanted and not done.wait(0.2):
+                pass
+            if done.is_set():
+                return
+            time.sleep(0.5)  # the answer is on its way: act between this step's rollouts and the next sync
+            action()
+
+    watcher = threading.Thread(target=restart_then_stop, daemon=True)
+    watcher.start()
+    try:
+        result = run_training(
+            "--config", SERVER_CONFIG, "--vllm_server_urls", stub.url, "--max_steps", "4", "--save_steps", "1",
+            "--output_dir", str(out), "--max_completion_length", "8", "--dataset_size", "16",
+            "--vllm_server_retries", "1", "--log_rollouts", "false",
+        )  # fmt: skip
+    finally:
+        done.set()
+        watcher.join(timeout=10)
+        try:
+            stub.close()
+        except OSError:
+            pass
+    assert result.returncode == 3, result.stderr[-3000:]
+    assert stub.restarts == 1
+    assert "no longer knows adapter" in result.stderr  # the restart, recovered from
+    error = next(line for line in result.stderr.splitlines() if line.startswith("error: "))
+    assert error.startswith(f"error: vLLM server {stub.url} is unreachable (loading adapter verigrpo-"), error
+    assert "-v3 from" in error and "[the run stopped in training step 3 (2 completed)" in error, error
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
+    assert not (out / "run.json").exists()
+
+
 # ---- slow: a real vLLM server ----------------------------------------------------------------------
 
 

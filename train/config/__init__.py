@@ -8,6 +8,8 @@
     machine_checks.py  machine pre-flight: device, vLLM build/version + bitsandbytes plugin, 4-bit matching,
                        GPU memory estimate
     share_base.py      vllm_share_base: the combinations it refuses, the vLLM storage layouts it knows
+    distributed_checks.py  accelerate's launch from its environment: DeepSpeed/FSDP with 4-bit or the adapter
+                       engines, placement on multi-GPU nodes, free GPU memory, the other ranks' waits vs ddp_timeout
     cli_help.py        --help: --config and the project's options first, with the config's values
 
 Nothing here imports TRL until a config is parsed. The public names are re-exported here

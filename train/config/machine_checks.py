@@ -66,6 +66,13 @@ def cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
+def device_count() -> int:
+    """How many CUDA GPUs this process sees (the one place that asks; tests replace it)."""
+    import torch
+
+    return torch.cuda.device_count()
+
+
 def gpu_recipe_refusal(setting: str, cpu_fix: str) -> str:
     """The refusal of a GPU config on a machine without one: ``setting`` made it a GPU run, ``cpu_fix`` undoes it."""
     return (
@@ -209,7 +216,11 @@ def check_machine(script_args, training_args, model_args) -> None:
     check_vllm(training_args, model_args, cuda=cuda, server_urls=script_args.vllm_server_urls)
     if cuda and not training_args.use_cpu:
         check_device_capability(training_args, model_args)  # bf16 in vLLM below compute capability 8.0
+        from train.config.distributed_checks import check_placement, check_shared_gpu
+
+        check_placement(script_args, training_args, device_count())
         check_gpu_memory(training_args, model_args, share_base=script_args.vllm_share_base)
+        check_shared_gpu(training_args, model_args, share_base=script_args.vllm_share_base)
     if training_args.fp16 and not cuda:
         raise MachineConfigError("fp16: mixed precision fp16 needs a GPU. Set fp16: false (or bf16: true) on CPU.")
 
@@ -433,7 +444,7 @@ def estimate_for(training_args, model_args, gpu_total_bytes: float, share_base: 
     cfg = _model_config(model_args.model_name_or_path)
     if cfg is None or "hidden_size" not in cfg:
         return None
-    pool = training_args.vllm_gpu_memory_utilization * gpu_total_bytes if training_args.use_vllm else 0.0
+    pool = training_args.vllm_gpu_memory_utilization * gpu_total_bytes if colocated_vllm(training_args) else 0.0
     return estimate_memory(
         ModelShape.from_config(cfg),
         four_bit=bool(model_args.load_in_4bit),
@@ -449,6 +460,11 @@ def estimate_for(training_args, model_args, gpu_total_bytes: float, share_base: 
     )
 
 
+def colocated_vllm(training_args) -> bool:
+    """Whether vLLM shares this process's GPU (colocate); in server mode it runs on the servers' GPUs."""
+    return bool(training_args.use_vllm) and training_args.vllm_mode == "colocate"
+
+
 def check_gpu_memory(training_args, model_args, share_base: bool = False) -> None:
     """Refuse, before loading, a config whose estimated peak exceeds what this process may use."""
     import torch
@@ -459,7 +475,7 @@ def check_gpu_memory(training_args, model_args, share_base: bool = False) -> Non
     estimate = estimate_for(training_args, model_args, total, share_base=share_base)
     if estimate is None:
         return
-    if training_args.use_vllm:
+    if colocated_vllm(training_args):
         pool, needs = estimate.parts["vLLM pool"], estimate.base_bytes + 0.5 * GIB
         if pool < needs:
             raise MachineConfigError(

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from train.config.arguments import ConfigError, ScriptArguments, grpo_config_class, model_config_class
 from train.config.cli_help import project_help
+from train.config.distributed_checks import check_launcher
 from train.config.machine_checks import gpu_recipe_refusal
 
 
@@ -40,6 +41,7 @@ def parse_config(argv: list[str] | None = None):
     if "-h" in argv or "--help" in argv:
         print(project_help(config))
         raise SystemExit(0)
+    check_launcher()  # before TrainingArguments, which fails with a traceback when DeepSpeed is chosen but absent
     from trl import TrlParser
 
     parser = TrlParser((ScriptArguments, grpo_config_class(), model_config_class()))

@@ -23,6 +23,7 @@ from train.config.arguments import (
     out_of_range,
     refuse,
 )
+from train.config.distributed_checks import check_distributed
 from train.config.lora_checks import check_lora
 from train.config.machine_checks import check_machine
 from train.config.share_base import check_share_base
@@ -39,6 +40,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
         + out_of_range(model_args, MODEL_BOUNDS)
         + _cross_field_problems(script_args, training_args)
     )
+    check_distributed(script_args, training_args, model_args)  # accelerate's launch: sharding, ranks' waits
     check_rewards(script_args, training_args)
     check_data(script_args)
     check_held_out_eval(script_args, training_args)

@@ -24,13 +24,14 @@ def rollout_engine(training_args, model_args) -> Engine:
     return Engine.SERVER if training_args.vllm_mode == "server" else Engine.COLOCATED
 
 
-def engine_factory(script_args, training_args, model_args):
+def engine_factory(script_args, training_args, model_args, prompt_tokens=None):
     """What ``GRPOTrainer.__init__`` should build its vLLM generation object with (an adapter engine class with
     its settings bound), or None for TRL's own generation. Imports TRL only for an adapter engine.
 
     For the server engine the servers must answer first, and run as the engine assumes: a wrong URL, a
     server that is down or one started without the flags it needs stops the run here, before any model is
-    loaded (``ServerError``).
+    loaded (``ServerError``). The servers are checked from the main process only; ``prompt_tokens`` (a callable:
+    the longest prompt's length) is asked only where a server reports its ``--max-model-len``.
     """
     engine = rollout_engine(training_args, model_args)
     if engine is Engine.COLOCATED:
@@ -41,9 +42,9 @@ def engine_factory(script_args, training_args, model_args):
         )
         return partial(AdapterSyncGeneration, settings=settings)
     if engine is Engine.SERVER:
-        from train.engines.server import ServerAdapterGeneration, check_servers, server_settings
+        from train.engines.server import ServerAdapterGeneration, check_servers_on_main, server_settings
 
         settings = server_settings(script_args, training_args, model_args)
-        check_servers(settings, model_args, training_args)
+        check_servers_on_main(settings, model_args, training_args, prompt_tokens)
         return partial(ServerAdapterGeneration, settings=settings)
     return None

@@ -120,14 +120,45 @@ def connect(settings: ServerSettings, timeout: float) -> ServerPool:
     return pool
 
 
-def check_servers(settings: ServerSettings, model_args, training_args) -> None:
-    """Before any model loads: every server answers and runs as this run needs (``ServerPool.check_servers``),
+def check_servers_on_main(settings: ServerSettings, model_args, training_args, prompt_tokens=None) -> None:
+    """``check_servers`` on the main process only (one probe per server, not one per training process, and one
+    process writing the probe adapter); the verdict is broadcast, so every process stops on a refusal."""
+    from accelerate import PartialState
+
+    state = PartialState()
+    if state.num_processes == 1:
+        check_servers(settings, model_args, training_args, prompt_tokens)
+        return
+    from accelerate.utils import broadcast_object_list
+
+    verdict: list = [None]
+    failure: BaseException | None = None
+    if state.is_main_process:
+        try:
+            check_servers(settings, model_args, training_args, prompt_tokens)
+        except ServerError as exc:
+            verdict, failure = [str(exc)], exc
+        except BaseException as exc:  # anything else: the others must not wait for a verdict that never comes
+            verdict, failure = [f"the main process failed while checking the vLLM servers: {exc!r}"], exc
+    verdict = broadcast_object_list(verdict)
+    if failure is not None:
+        raise failure
+    if verdict[0] is not None:
+        raise ServerError(verdict[0])
+
+
+def check_servers(settings: ServerSettings, model_args, training_args, prompt_tokens=None) -> None:
+    """Before any model loads: every server answers, holds the run's longest sequence (``prompt_tokens``: a
+    callable giving the longest prompt's length, or None) and runs as this run needs (``ServerPool.check_servers``),
     checked with a probe adapter of this run's rank and targets written where the real ones will be."""
     pool = connect(settings, training_args.vllm_server_timeout)
     adapter_dir = Path(settings.adapter_dir)
     created = [p for p in (adapter_dir, *adapter_dir.parents) if not p.exists()]  # removed again if left empty
     probe_dir = adapter_dir / f"{ADAPTER_PREFIX}-probe-{new_run_tag()}"
     try:
+        if any(pool.max_model_len.values()):
+            prompt = prompt_tokens() if prompt_tokens is not None else 0
+            pool.check_lengths(prompt, training_args.max_completion_length)
         probe = _write_probe_adapter(model_args, training_args.trust_remote_code, probe_dir)
         pool.check_servers(str(probe) if probe else None)
     finally:
@@ -138,6 +169,26 @@ def check_servers(settings: ServerSettings, model_args, training_args) -> None:
                 directory.rmdir()
             except OSError:
                 break
+
+
+def longest_prompt_tokens(dataset, model_args, trust_remote_code: bool = False) -> int:
+    """The longest prompt of ``dataset`` in tokens, as TRL renders it (the tokenizer's chat template with the
+    generation prompt, or the text itself): what a server's --max-model-len must hold besides the completion."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(
+        model_args.model_name_or_path, revision=model_args.model_revision, trust_remote_code=trust_remote_code
+    )
+    longest = 0
+    for prompt in dataset["prompt"]:
+        if isinstance(prompt, str):
+            ids = tokenizer(prompt)["input_ids"]
+        else:
+            ids = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True, return_dict=True)[
+                "input_ids"
+            ]
+        longest = max(longest, len(ids))
+    return longest
 
 
 def _write_probe_adapter(model_args, trust_remote_code: bool, directory: Path) -> Path | None:

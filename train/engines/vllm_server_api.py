@@ -47,6 +47,12 @@ def server_flags(lora_rank: int | None = None) -> str:
 SERVER_FLAGS = server_flags()
 
 
+def not_an_endpoint(detail: str) -> bool:
+    """Whether a 404's body is the web framework's (no such route: ``{"detail":"Not Found"}``), not vLLM's answer
+    about an adapter or a model it does not know (``The lora adapter 'x' cannot be found.``)."""
+    return "cannot be found" not in detail and "does not exist" not in detail and "No adapter found" not in detail
+
+
 class ServerError(RuntimeError):
     """A vLLM server was unreachable, too slow, or answered with an error; the message names its URL.
     ``status`` and ``detail`` are the HTTP status and body of an error answer (None and "" otherwise)."""
@@ -228,14 +234,16 @@ class VLLMServer:
             except httpx.TimeoutException:
                 raise ServerError(
                     f"vLLM server {self.url} did not answer within {self.request_timeout:.0f} s ({what}). It is "
-                    "overloaded or stuck; raise vllm_server_request_timeout if it is just slow."
+                    "overloaded or stuck; if it is just slow, raise vllm_server_request_timeout, and with several "
+                    "training processes ddp_timeout with it (the others wait for the main process meanwhile; "
+                    "pre-flight says how far)."
                 ) from None
             except httpx.HTTPError as exc:
                 raise ServerError(f"vLLM server {self.url}: {what} failed: {type(exc).__name__}: {exc}") from None
         if response.status_code >= 400:
             detail = response.text[:500]
             hint = ""
-            if response.status_code == 404 and "lora_adapter" in path:
+            if response.status_code == 404 and "lora_adapter" in path and not_an_endpoint(detail):
                 hint = f" The server has no runtime LoRA endpoints: start it as {SERVER_FLAGS}."
             raise ServerError(
                 f"vLLM server {self.url}: {what} failed with HTTP {response.status_code}: {detail}.{hint}",
@@ -248,6 +256,10 @@ class VLLMServer:
 
     def models(self) -> list[dict]:
         return self.request("GET", "/v1/models", "listing models", retries=0)["data"]
+
+    def adapters(self) -> list[str]:
+        """The LoRA adapters the server serves now (``/v1/models`` lists each with its base as ``parent``)."""
+        return [m["id"] for m in self.request("GET", "/v1/models", "listing models")["data"] if m.get("parent")]
 
     def server_info(self) -> dict | None:
         """vLLM's configuration from ``/server_info`` (only with VLLM_SERVER_DEV_MODE=1 on the server), else None."""
@@ -309,6 +321,8 @@ class ServerPool:
         self.settings = settings
         self.servers = [VLLMServer(u, settings.request_timeout, settings.retries) for u in settings.urls]
         self.adapter: str | None = None  # the adapter every server serves now
+        self.adapter_path: str | None = None  # ... and where its files are (to load it again after a restart)
+        self.max_model_len: dict[str, int | None] = {}  # each server's --max-model-len (from /v1/models)
         self.served_models: dict[str, list[str]] = {}  # each server's base models (their checkpoints)
         self.base_ids: dict[str, list[str]] = {}  # ... and the names requests use for them
         self._threads = ThreadPoolExecutor(max_workers=len(self.servers), thread_name_prefix="vllm-server")
@@ -342,6 +356,8 @@ class ServerPool:
                 bases = [m for m in models if not m.get("parent")]
                 self.served_models[server.url] = [m.get("root") or m["id"] for m in bases]
                 self.base_ids[server.url] = [m["id"] for m in bases]
+                self.max_model_len[server.url] = min((m["max_model_len"] for m in bases if m.get("max_model_len")),
+                                                     default=None)  # fmt: skip
                 pending.remove(server)
             if pending and time.monotonic() >= deadline:
                 reasons = "; ".join(last.get(s.url, "no answer") for s in pending)
@@ -388,6 +404,21 @@ class ServerPool:
                 f"{server_flags(self.settings.lora_rank)}."
             )
 
+    def check_lengths(self, prompt_tokens: int, completion_tokens: int) -> None:
+        """Every server's ``--max-model-len`` (from ``/v1/models``) holds the longest prompt plus
+        ``max_completion_length``; otherwise a rollout request fails mid-run (HTTP 400). Call after ``wait_until_ready``."""
+        needed = prompt_tokens + completion_tokens
+        short = {url: n for url, n in self.max_model_len.items() if n is not None and n < needed}
+        if short:
+            url, limit = next(iter(short.items()))
+            prompt = f"the longest prompt ({prompt_tokens} tokens) + " if prompt_tokens else ""
+            raise ServerError(
+                f"vLLM server {url} holds at most {limit} tokens per sequence (--max-model-len {limit}) but this run "
+                f"needs {needed}: {prompt}max_completion_length ({completion_tokens}). Start it with "
+                f"--max-model-len {needed} or more, or lower max_completion_length."
+                + (f" Also short: {', '.join(list(short)[1:])}." if len(short) > 1 else "")
+            )
+
     def logprobs_mode(self, server: VLLMServer) -> tuple[str, str]:
         """(mode, how it was found): vLLM's own config in dev mode, else the two-temperature probe."""
         info = server.server_info()
@@ -418,11 +449,37 @@ class ServerPool:
         return f"it could not load a probe adapter of this run's rank and targets from {path}: {exc}"
 
     def load(self, name: str, path: str) -> None:
-        """Load adapter ``name`` on every server, then make it the one rollouts use; unload the previous one."""
+        """Load adapter ``name`` on every server, then make it the one rollouts use; unload the previous one.
+
+        A server that restarted since the last sync lost the previous adapter (runtime-loaded adapters are not
+        kept): it answers the unload with 404. Then the server is asked what it serves, the current adapter
+        is loaded again if it is missing, and the run goes on; a server that is down stays an error.
+        """
         self._each(lambda server: server.load_adapter(name, path))
-        previous, self.adapter = self.adapter, name
+        previous, self.adapter, self.adapter_path = self.adapter, name, path
         if previous is not None:
-            self._each(lambda server: server.unload_adapter(previous))
+            self._each(lambda server: self._unload_previous(server, previous))
+
+    def _unload_previous(self, server: VLLMServer, previous: str) -> None:
+        try:
+            server.unload_adapter(previous)
+        except ServerError as exc:
+            if exc.status != 404 or not_an_endpoint(exc.detail):
+                raise
+            logger.warning(
+                "vLLM server %s no longer knows adapter %s (restarted?); checking it serves %s", server.url, previous,
+                self.adapter,
+            )  # fmt: skip
+            self.ensure_current(server)
+
+    def ensure_current(self, server: VLLMServer) -> bool:
+        """Load the current adapter on ``server`` if it does not serve it (a restart lost it); True if it had to."""
+        if self.adapter is None or self.adapter in server.adapters():
+            return False
+        logger.warning("vLLM server %s lost adapter %s: loading it again from %s", server.url, self.adapter,
+                       self.adapter_path)  # fmt: skip
+        server.load_adapter(self.adapter, self.adapter_path)
+        return True
 
     def unload_current(self) -> None:
         """Unload the adapter the servers serve now (at the end of a run), without retries."""
@@ -451,7 +508,15 @@ class ServerPool:
             if not share:
                 return None
             body = completion_payload(share, model=adapter, n=n, **sampling)
-            return parse_completions(server.complete(body), len(share), n, server.url)
+            try:
+                answer = server.complete(body)
+            except ServerError as exc:
+                # a server restarted since the sync does not know the adapter (404, nothing generated): load it
+                # again and ask once more; if it still serves it, the 404 was something else
+                if exc.status != 404 or not self.ensure_current(server):
+                    raise
+                answer = server.complete(body)
+            return parse_completions(answer, len(share), n, server.url)
 
         futures = [self._threads.submit(ask, i) for i in range(count)]
         results = [f.result() for f in futures]  # a ServerError from any share is raised here

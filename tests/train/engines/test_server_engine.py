@@ -8,17 +8,15 @@ the trainer, a CPU vLLM server): tests/integration/test_server_engine.py.
 
 from __future__ import annotations
 
-import json
-import math
+import dataclasses
 import shlex
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import REPO
+from tests.helpers.stub_vllm_server import StubServer
 from tests.helpers.vllm_server import SERVER_ENV, server_command
 from train.config import ConfigError, parse_config, validate
 from train.config.machine_checks import installed_vllm
@@ -83,129 +81,6 @@ def test_the_completion_request_asks_for_token_ids_and_logprobs():
 # ---- stub servers (standard library) ---------------------------------------------------------------
 
 
-class StubServer:
-    """An HTTP server that records JSON requests and answers like vLLM (or fails as told).
-
-    Like a vLLM server started with or without its flags: ``logprobs_mode`` shapes the top logprobs of a text
-    prompt (the logprobs-mode probe; a log-softmax over fixed logits, after temperature or not); ``lora`` is
-    "runtime" (VLLM_ALLOW_RUNTIME_LORA_UPDATING and --enable-lora), "no-runtime" (no adapter endpoints: 404)
-    or "disabled" (endpoints without --enable-lora: 500); an adapter directory that exists is checked for
-    its rank against ``max_lora_rank``; ``dev_mode`` serves /server_info.
-    """
-
-    LOGITS = (2.0, 1.2, 0.7, 0.1, -0.5, -1.3)
-
-    def __init__(
-        self,
-        *,
-        status: int = 200,
-        delay: float = 0.0,
-        logprobs_mode: str = "processed_logprobs",
-        lora: str = "runtime",
-        max_lora_rank: int = 16,
-        dev_mode: bool = False,
-    ) -> None:
-        self.requests: list[tuple[str, dict | None]] = []
-        self.status, self.delay = status, delay
-        self.logprobs_mode, self.lora, self.max_lora_rank, self.dev_mode = logprobs_mode, lora, max_lora_rank, dev_mode
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _answer(self, code: int, payload) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                stub.requests.append((self.path, None))
-                if self.path.startswith("/server_info"):
-                    if not stub.dev_mode:
-                        return self._answer(404, {"detail": "Not Found"})
-                    config = {"model_config": {"logprobs_mode": stub.logprobs_mode}, "lora_config": None}
-                    return self._answer(200, {"vllm_config": config, "vllm_env": {}})
-                self._answer(200, {"data": [{"id": "base", "root": "/models/base", "parent": None}]})
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stub.requests.append((self.path, body))
-                time.sleep(stub.delay)
-                if stub.status != 200:
-                    self._answer(stub.status, {"error": {"message": f"stub says {stub.status}"}})
-                elif self.path == "/v1/completions":
-                    probe = isinstance(body["prompt"], str)
-                    self._answer(200, stub.probe(body) if probe else stub.completions(body))
-                elif "lora_adapter" in self.path and stub.lora != "runtime":
-                    if stub.lora == "no-runtime":
-                        return self._answer(404, {"detail": "Not Found"})
-                    message = "LoRA is not enabled. Use --enable-lora to enable LoRA."
-                    self._answer(500, {"error": {"message": message, "type": "InternalServerError", "code": 500}})
-                elif self.path == "/v1/load_lora_adapter" and stub.adapter_problem(body):
-                    code, message = stub.adapter_problem(body)
-                    self._answer(code, {"error": {"message": message, "code": code}})
-                else:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/plain")
-                    self.send_header("Content-Length", "2")
-                    self.end_headers()
-                    self.wfile.write(b"ok")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def adapter_problem(self, body: dict) -> tuple[int, str] | None:
-        """vLLM's answers to an adapter it cannot load (only for directories that exist: the paths of the
-        other tests are placeholders)."""
-        config = Path(body["lora_path"], "adapter_config.json")
-        if body["lora_path"].startswith("/unreadable/"):
-            return 404, f"Loading lora {body['lora_name']} failed: No adapter found for {body['lora_path']}"
-        if config.is_file() and json.loads(config.read_text())["r"] > self.max_lora_rank:
-            rank = json.loads(config.read_text())["r"]
-            return 500, f"LoRA rank {rank} is greater than max_lora_rank {self.max_lora_rank}."
-        return None
-
-    def probe(self, body: dict) -> dict:
-        """One token's top-5 logprobs as ``logprobs_mode`` returns them at the request's temperature."""
-        scale = 1 / body["temperature"] if self.logprobs_mode.startswith("processed") else 1.0
-        scaled = [v * scale for v in self.LOGITS]
-        norm = math.log(sum(math.exp(v) for v in scaled))
-        values = scaled if self.logprobs_mode.endswith("logits") else [v - norm for v in scaled]
-        top = {f"token_id:{i}": value for i, value in enumerate(values[:5])}
-        return {"choices": [{"index": 0, "text": "", "logprobs": {"top_logprobs": [top]}}]}
-
-    @staticmethod
-    def completions(body: dict) -> dict:
-        """Completion j of prompt p is [p[0], 100 + j], logprob -(j+1)/10 per token."""
-        choices = []
-        for prompt in body["prompt"]:
-            for j in range(body["n"]):
-                tokens = [prompt[0], 100 + j]
-                choices.append(
-                    {
-                        "index": len(choices),
-                        "text": "",
-                        "token_ids": tokens,
-                        "prompt_token_ids": prompt,
-                        "logprobs": {
-                            "tokens": [f"token_id:{t}" for t in tokens],
-                            "token_logprobs": [-(j + 1) / 10] * 2,
-                        },
-                    }
-                )
-        return {"choices": choices}
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def stubs():
     made = []
@@ -219,14 +94,14 @@ def stubs():
         stub.close()
 
 
-def pool_of(*urls, timeout=5.0, retries=0) -> ServerPool:
+def pool_of(*urls, timeout=60.0, retries=0) -> ServerPool:
     return ServerPool(ServerSettings(urls=tuple(urls), adapter_dir="/tmp/x", request_timeout=timeout, retries=retries))
 
 
 def test_each_adapter_is_loaded_on_every_server_and_the_old_one_unloaded(stubs):
     a, b = stubs(), stubs()
     pool = pool_of(a.url, b.url)
-    pool.wait_until_ready(5)
+    pool.wait_until_ready(60)
     assert pool.served_models == {a.url: ["/models/base"], b.url: ["/models/base"]}
     pool.load("run-v1", "/shared/run-v1")
     pool.load("run-v2", "/shared/run-v2")
@@ -276,7 +151,11 @@ def test_a_server_without_runtime_lora_says_how_to_start_it(stubs):
 def test_a_slow_server_is_an_error_not_a_wait_forever(stubs):
     slow = stubs(delay=3.0)
     pool = pool_of(slow.url, timeout=0.5)
-    with pytest.raises(ServerError, match=rf"vLLM server {slow.url} did not answer within 0 s \(loading adapter"):
+    with pytest.raises(
+        ServerError,
+        match=rf"vLLM server {slow.url} did not answer within 0 s \(loading adapter.*raise vllm_server_request_timeout, "
+        r"and with several training processes ddp_timeout with it",
+    ):
         pool.load("run-v1", "/p")
 
 
@@ -300,6 +179,58 @@ def test_a_server_that_lost_the_adapter_is_an_error_not_a_stale_rollout(stubs):
         pool.generate([[1]], n=1, **SAMPLING)
 
 
+def test_a_404_for_an_adapter_the_server_does_not_know_is_not_blamed_on_its_flags(stubs):
+    """vLLM answers an unknown adapter name with 404 too ("cannot be found"); only the framework's bare 404 (no
+    such endpoint) means the server runs without runtime LoRA updating."""
+    a = stubs()
+    with pytest.raises(ServerError, match=r"HTTP 404: .*cannot be found") as raised:
+        pool_of(a.url).servers[0].unload_adapter("never-loaded")
+    assert "no runtime LoRA endpoints" not in str(raised.value)
+
+
+def engine_on(stub, tmp_path, policy, retries=3):
+    from tests.helpers.training import fake_accelerator
+    from train.engines.server import ServerAdapterGeneration
+
+    settings = ServerSettings(
+        urls=(stub.url,), adapter_dir=str(tmp_path / "adapters"), request_timeout=60.0, retries=retries
+    )
+    return ServerAdapterGeneration(
+        model=policy, accelerator=fake_accelerator(), processing_class=None, mode="server", settings=settings
+    )
+
+
+def test_a_restarted_server_gets_the_current_adapter_again_and_the_run_goes_on(stubs, tiny_policy, tmp_path):
+    """A restart between two syncs loses the runtime-loaded adapter: the next sync loads the new one, finds the
+    old one gone (404), checks the server serves the new one and goes on. A restart between a sync and a
+    generation: the generation's 404 loads the current adapter again and asks once more."""
+    a, b = stubs(), stubs()
+    engine = engine_on(a, tmp_path, tiny_policy)
+    engine.vllm_client.servers.append(type(engine.vllm_client.servers[0])(b.url, 60.0, 3))  # a second server
+    engine.sync_weights()
+    a.restart()
+    engine.sync_weights()  # unloading v1 from the restarted server answers 404: not an error
+    current = adapter_name(engine.run_tag, 2)
+    assert a.restarts == 1 and list(a.adapters) == [current] and list(b.adapters) == [current]
+    a.restart()  # now between the sync and the rollouts
+    out = engine.vllm_client.generate([[5, 1], [6, 2]], n=2, **SAMPLING)
+    assert out["adapter"] == current and out["completion_ids"][0] == [5, 100] and list(a.adapters) == [current]
+    loads = [body["lora_name"] for path, body in a.requests if path == "/v1/load_lora_adapter"]
+    assert loads == [adapter_name(engine.run_tag, 1), current, current]  # v2 once more, after the generation's 404
+    engine.close()
+    assert a.adapters == {} and b.adapters == {}
+
+
+def test_a_server_that_stays_down_ends_the_sync_with_its_url(stubs, tiny_policy, tmp_path):
+    a = stubs()
+    engine = engine_on(a, tmp_path, tiny_policy, retries=1)
+    engine.sync_weights()
+    a.close()
+    with pytest.raises(ServerError, match=rf"vLLM server {a.url} is unreachable \(loading adapter .*2 attempt"):
+        engine.sync_weights()
+    engine.close()
+
+
 def test_the_server_engine_loads_each_version_and_cleans_up_at_the_end(stubs, tiny_policy, tmp_path):
     """The engine itself (TRL's generation object, without vLLM): every sync saves the adapter where the servers
     read it and loads it under a new name; at the end the last one is unloaded and its files are gone, while
@@ -309,7 +240,7 @@ def test_the_server_engine_loads_each_version_and_cleans_up_at_the_end(stubs, ti
 
     a = stubs()
     adapters = tmp_path / "vllm-adapters"
-    settings = ServerSettings(urls=(a.url,), adapter_dir=str(adapters), request_timeout=5.0, retries=0)
+    settings = ServerSettings(urls=(a.url,), adapter_dir=str(adapters), request_timeout=60.0, retries=0)
     engine = ServerAdapterGeneration(
         model=tiny_policy, accelerator=fake_accelerator(), processing_class=None, mode="server", settings=settings
     )
@@ -349,8 +280,8 @@ def probe_adapter(tmp_path_factory):
 
 
 def checked_pool(*urls, lora_rank=12) -> ServerPool:
-    pool = ServerPool(ServerSettings(urls=tuple(urls), adapter_dir="/tmp/x", request_timeout=5.0, lora_rank=lora_rank))
-    pool.wait_until_ready(5)
+    pool = ServerPool(ServerSettings(urls=tuple(urls), adapter_dir="/tmp/x", request_timeout=60.0, lora_rank=lora_rank))
+    pool.wait_until_ready(60)
     return pool
 
 
@@ -427,6 +358,88 @@ def test_the_trainer_checks_the_servers_with_a_probe_adapter_and_leaves_nothing(
         (load,) = [body for path, body in stub.requests if path == "/v1/load_lora_adapter"]
         assert load["lora_path"].startswith(str(out / "vllm-adapters" / "verigrpo-probe-"))
         assert not out.exists()  # the probe and the directories made for it are gone
+
+
+def test_only_the_main_process_checks_the_servers_and_the_others_get_its_verdict(stubs, monkeypatch, tmp_path):
+    """With several processes (accelerate's state and broadcast replaced: one process here) the main one probes
+    and broadcasts its verdict; another asks the servers nothing and stops on the verdict it receives."""
+    import accelerate
+    import accelerate.utils
+
+    from tests.helpers.training import tiny_llama_dir
+    from train.engines.server import check_servers_on_main, server_settings
+
+    bad = stubs(logprobs_mode="raw_logprobs")
+    script_args, training_args, model_args = parse_config(
+        ["--config", SERVER_CONFIG, "--vllm_server_urls", bad.url, "--model_name_or_path",
+         str(tiny_llama_dir(tmp_path / "model")), "--lora_r", "12", "--output_dir", str(tmp_path / "run")]
+    )  # fmt: skip
+    settings = server_settings(script_args, training_args, model_args)
+    state = type("State", (), {"num_processes": 2, "is_main_process": False})
+    monkeypatch.setattr(accelerate, "PartialState", lambda: state)
+    verdict = f"vLLM server {bad.url} does not run as this run needs: (the main process's verdict)"
+    monkeypatch.setattr(accelerate.utils, "broadcast_object_list", lambda objects: [verdict])
+    with pytest.raises(ServerError, match=r"the main process's verdict"):
+        check_servers_on_main(settings, model_args, training_args)
+    assert bad.requests == []  # another process asks the servers nothing
+
+    state.is_main_process = True
+    sent = []
+    monkeypatch.setattr(
+        accelerate.utils, "broadcast_object_list", lambda objects: sent.append(list(objects)) or objects
+    )
+    with pytest.raises(ServerError, match=r"it returns raw_logprobs"):
+        check_servers_on_main(settings, model_args, training_args)
+    assert len(sent) == 1 and "it returns raw_logprobs" in sent[0][0]  # sent before the main process raises
+
+    good = stubs()
+    sent.clear()
+    check_servers_on_main(dataclasses.replace(settings, urls=(good.url,)), model_args, training_args)
+    assert sent == [[None]]  # no refusal: the others go on
+
+
+def test_a_server_that_cannot_hold_the_longest_sequence_is_refused(stubs, tmp_path):
+    """Its --max-model-len (from /v1/models) against the longest prompt + max_completion_length: otherwise HTTP 400
+    mid-run. The CPU config's completions are 48 tokens."""
+    from tests.helpers.training import tiny_llama_dir
+    from train.engines.server import check_servers, server_settings
+
+    model = str(tiny_llama_dir(tmp_path / "model"))
+    short, long = stubs(max_model_len=64), stubs(max_model_len=512)
+    for stub in (short, long):
+        script_args, training_args, model_args = parse_config(
+            ["--config", SERVER_CONFIG, "--vllm_server_urls", stub.url, "--model_name_or_path", model,
+             "--lora_r", "12", "--output_dir", str(tmp_path / "run")]
+        )  # fmt: skip
+        settings = server_settings(script_args, training_args, model_args)
+        if stub is long:
+            check_servers(settings, model_args, training_args, prompt_tokens=lambda: 40)
+            continue
+        with pytest.raises(
+            ServerError,
+            match=rf"vLLM server {stub.url} holds at most 64 tokens per sequence \(--max-model-len 64\) but this run "
+            r"needs 88: the longest prompt \(40 tokens\) \+ max_completion_length \(48\)\. Start it with "
+            r"--max-model-len 88 or more",
+        ):
+            check_servers(settings, model_args, training_args, prompt_tokens=lambda: 40)
+
+
+def test_the_longest_prompt_is_counted_as_the_chat_template_renders_it(tmp_path):
+    from datasets import Dataset
+
+    from train.engines.server import longest_prompt_tokens
+
+    script_args, _, model_args = parse_config(["--config", SERVER_CONFIG])
+    if not Path(model_args.model_name_or_path, "tokenizer_config.json").is_file():
+        pytest.skip("the prepared CPU model is needed (make setup)")
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path)
+    short, long = [{"role": "user", "content": "1+1?"}], [{"role": "user", "content": "12 + 30 = ? " * 20}]
+    expected = len(
+        tokenizer.apply_chat_template(long, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"]
+    )
+    assert longest_prompt_tokens(Dataset.from_dict({"prompt": [short, long, short]}), model_args) == expected > 100
 
 
 # ---- config validation -----------------------------------------------------------------------------
