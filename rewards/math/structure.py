@@ -382,6 +382,8 @@ def _named(node, name: str):
     if isinstance(node, Leaf) and not node.name:
         return Leaf(node.text, node.equation, name)
     if isinstance(node, Collection) and node.ordered and node.brackets == "()" and not node.name:
+        if "," not in name:  # D = (0, 1): one name for the whole point, as before labels were paired
+            return node
         labels = name.strip("()").split(",")  # (x, y) = (1, 2): x is 1 and y is 2, so (y, x) = (1, 2) is not it
         if len(labels) == len(node.items) and all(labels):
             return Collection(node.items, True, "()", ",".join(labels))

@@ -142,6 +142,10 @@ SIDE_BY_SIDE = [
     P(r"\sqrt2\,3", r"3\sqrt{2}", False, id="unbraced-root-then-number"),
     P(r"\frac12 x", r"\frac{x}{2}", True, id="unbraced-fraction-times-symbol"),
     # the LaTeX library's own mixed-number rule added any integer to a positive rational beside it
+    P("$D = (0, 1)$", "$D = (0, 1)$", True, id="point-named-by-one-letter"),
+    P("(0, 1)", "D = (0, 1)", True, id="point-named-in-reference-only"),
+    P("D = (0, 1.5)", "D = (0, 1)", False, id="point-named-wrong-coordinate"),
+    P("D = (1, 0)", "D = (0, 1)", False, id="point-named-coordinates-swapped"),
     P("2(3)", "6", True, id="number-times-bracket"),
     P("2(3)", "5", False, id="number-times-bracket-not-a-sum"),
     P("3(1/2)", "3/2", True, id="number-times-bracketed-fraction"),

@@ -36,7 +36,6 @@ def layout_of_this_test(monkeypatch):
         (("--load_in_4bit", "false", "--dtype", "float32"), r"needs load_in_4bit: true\. Only the bitsandbytes"),
         (("--vllm_tensor_parallel_size", "2"), r"tensor parallelism splits every vLLM layer across processes"),
         (("--vllm_enable_sleep_mode", "true"), r"sleep .* unmaps their GPU memory .*vllm_enable_sleep_mode: false"),
-        (("--fsdp", "full_shard"), r"single training process only: .*FSDP"),
     ],
 )
 def test_what_sharing_cannot_serve_is_refused_before_loading(overrides, message):
@@ -44,6 +43,21 @@ def test_what_sharing_cannot_serve_is_refused_before_loading(overrides, message)
     with pytest.raises(ConfigError, match=message) as refused:
         validate(*args)
     assert "vllm_share_base: false" in str(refused.value)  # every refusal names the way out
+
+
+@pytest.mark.usefixtures("layout_of_this_test")
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (("--fsdp", "full_shard"), r"load_in_4bit under FSDP: .*bnb_4bit_quant_storage"),
+        (("--fsdp", "full_shard", "--bnb_4bit_quant_storage", "bfloat16"), r"FSDP with the colocate adapter engine"),
+    ],
+)
+def test_sharing_under_fsdp_is_refused_before_loading_by_the_launch_checks(overrides, message):
+    """Sharing needs one process (share_base's own refusal), but FSDP is refused earlier: its sharded 4-bit
+    storage, then the adapter engine that sharing needs, each with its own fix (train/config/distributed_checks)."""
+    with pytest.raises(ConfigError, match=message):
+        validate(*parsed(*overrides))
 
 
 @pytest.mark.usefixtures("layout_of_this_test")
