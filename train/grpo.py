@@ -62,7 +62,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     """
     validate(script_args, training_args, model_args)
     from train.data.rows import load_training_problems, to_dataset
-    from train.engines.selection import engine_factory
+    from train.engines.factory import engine_factory
 
     problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
     if not problems:

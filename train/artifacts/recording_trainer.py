@@ -35,7 +35,7 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         held_out_eval: HeldOutEval | None = None,
         **kwargs,
     ):
-        """``engine_factory`` (``train.engines.selection.engine_factory``): the adapter engine TRL's vLLM
+        """``engine_factory`` (``train.engines.factory.engine_factory``): the adapter engine TRL's vLLM
         generation object is built as; None: TRL's own generation. ``held_out_eval``: what ``evaluate`` runs
         (``train/artifacts/held_out.py``); its problems are the ``eval_dataset``."""
         if held_out_eval is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from train.config.arguments import ConfigError
 from train.config.machine_checks import PLUGIN as BNB_PLUGIN
 from train.config.machine_checks import MachineConfigError, installed_bnb_plugin, installed_vllm, minor_version
-from train.engines.selection import Engine, rollout_engine
+from train.engines.choice import Engine, rollout_engine
 
 
 @dataclass(frozen=True)

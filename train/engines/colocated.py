@@ -28,7 +28,7 @@ from trl.trainer.utils import ensure_master_addr_port
 
 from train.engines.adapter_storage import ADAPTER_DIR_PREFIX, adapter_bytes, choose_root, make_adapter_dir
 from train.engines.base import AdapterEngine
-from train.engines.selection import Engine
+from train.engines.choice import Engine
 from train.engines.vllm_lora import max_lora_rank
 
 
