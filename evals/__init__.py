@@ -24,8 +24,6 @@ providers, and the tools that re-score and audit logs.
   held-out evals score), greedy, in batches fixed before the eval starts
 - ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``EvalScorer``,
   ``EvalMetricDefinition``)
-- ``rollout_format``: the rollout-log format ``train/artifacts/rollout_log.py`` writes and the audit reads (``train_`` prefix,
-  none/none, step)
 - ``score_diff``: which items changed grade between two scorers in one log
 - ``rollout_audit``: re-judge rollout logs with a scorer; paid-but-rejected counts per step window
 - ``inspect_plugin/``: installed as the package ``verigrpo``: Inspect's entry point, the scorers

@@ -29,7 +29,7 @@ from logging import getLogger
 from pathlib import Path
 from typing import Any
 
-from evals.run_manifest import RUN_JSON, RunManifestError, read_run_manifest
+from records.run_manifest import RUN_JSON, RunManifestError, read_run_manifest
 
 logger = getLogger(__name__)
 

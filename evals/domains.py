@@ -21,7 +21,7 @@ from pathlib import Path
 from evals.code_data import CodeProblem, load_code_problems
 from evals.math_data import SOURCES as MATH_SOURCES
 from evals.math_data import DatasetError, MathProblem, load_problems
-from evals.rollout_format import train_score_name
+from records.rollout_format import train_score_name
 from rewards import build_messages
 
 

@@ -21,8 +21,8 @@ from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import Scorer
 
 from evals.domains import audited_scores
-from evals.rollout_format import ROLLOUT_MODEL, STEP_KEY
 from evals.score_diff import grade_of
+from records.rollout_format import ROLLOUT_MODEL, STEP_KEY
 
 DEFAULT_SCORER = None  # chosen from the training score the logs hold
 

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, SOURCE_PACKAGES
 
-PACKAGES = ("rewards", "train", "evals")
 PLUGIN_DIR = ("evals", "inspect_plugin")  # installed as the top-level package `verigrpo`
 
 
@@ -26,7 +25,7 @@ def module_name(path: Path) -> str:
 
 
 def project_modules() -> dict[str, Path]:
-    return {module_name(p): p for top in PACKAGES for p in (REPO / top).rglob("*.py")}
+    return {module_name(p): p for top in SOURCE_PACKAGES for p in (REPO / top).rglob("*.py")}
 
 
 def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> set[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import tomllib
 
-from tests.helpers import REPO
+from tests.helpers import REPO, SOURCE_PACKAGES
 
 PLUGIN_DIR = "evals/inspect_plugin"  # installed as the top-level package `verigrpo` (see its docstring)
 
@@ -19,7 +19,7 @@ PLUGIN_DIR = "evals/inspect_plugin"  # installed as the top-level package `verig
 def tree_packages() -> set[str]:
     """Every folder with an ``__init__.py`` under the three source packages, as a dotted name."""
     found = set()
-    for top in ("rewards", "train", "evals"):
+    for top in SOURCE_PACKAGES:
         for init in (REPO / top).rglob("__init__.py"):
             folder = init.parent.relative_to(REPO).as_posix()
             found.add("verigrpo" if folder == PLUGIN_DIR else folder.replace("/", "."))
@@ -31,6 +31,8 @@ def test_the_package_list_is_the_tree():
     a package added to the tree and not to the list (train.gpu_check was) would be missing from every wheel."""
     tool = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert set(tool["packages"]) == tree_packages()
+    tops = {p.parent.name for p in REPO.glob("*/__init__.py")} - {"tests"}
+    assert tops == set(SOURCE_PACKAGES), "a new top-level package belongs in tests/helpers' SOURCE_PACKAGES"
     assert tool["package-dir"] == {"verigrpo": PLUGIN_DIR}
 
 

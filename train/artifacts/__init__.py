@@ -1,7 +1,7 @@
 """What a training run leaves behind, and the trainer that records it.
 
 manifest.py           run.json (config, versions, git commit, verifier fingerprint) and the model card,
-                      written into the output directory and every checkpoint (read by evals/run_manifest.py)
+                      written into the output directory and every checkpoint (read by records/run_manifest.py)
 rollout_log.py        every rollout as an Inspect .eval log (RolloutRecorder: atomic files, one per interval)
 recording_trainer.py  RecordingGRPOTrainer: hands each scored batch to the recorder, owns the rollout engine
 held_out.py           held-out evals while training: the domain's Inspect task on the policy in memory, a log each
