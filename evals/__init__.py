@@ -1,13 +1,10 @@
 """The Inspect AI side: tasks and scorers on the same verifier as the rewards, the sandbox and model
 providers, and the tools that re-score and audit logs.
 
-- ``domains``: one record per answer domain (math, code): sources, loader, training row, rewards, scorers, plot metrics
-- ``math_data``: problem sources shared with training: procedural arithmetic, jsonl/json, GSM8K, MATH-500
 - ``math_task``: ``@task math_verified`` (+ ``gsm8k_verified``, ``math500_verified``), ``record_to_sample``
 - ``scoring``: one Score from a Verdict (correct C/I + format), shared by every registered scorer
 - ``verify``: the task files' scorers by file path: ``math_verifier``, ``unit_test_scorer``;
   ``from evals.verify import is_correct``
-- ``code_data``: code problems: the bundled set (``evals/data/code_problems.jsonl``, 28) or your jsonl
 - ``code_task``: ``@task code_verified`` (``tools=true``: a python tool in the bwrap sandbox), ``record_to_sample``
 - ``code_scoring``: one Score from a code Verdict (fraction + passed_all), tamper markers in metadata
 - ``chat``: ``chat_messages``: ``{"role", "content"}`` dicts as Inspect messages (the one role table)

@@ -116,7 +116,7 @@ def run_direct(steps: int) -> list[float]:
     from transformers import BitsAndBytesConfig
     from trl import GRPOTrainer
 
-    from evals.math_data import procedural_arithmetic
+    from problems.math_data import procedural_arithmetic
     from rewards import build_messages, correctness, format_reward
 
     with TemporaryDirectory() as out:

@@ -227,7 +227,7 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
 
 
 def cli(argv: list[str] | None = None) -> int:
-    from evals.math_data import DatasetError
+    from problems.math_data import DatasetError
     from train.engines.vllm_server_api import ServerError
 
     try:

@@ -4,7 +4,7 @@ whatever order the requests come in, and steps aside for anything but a plain gr
 import pytest
 
 from evals.greedy_batch import SharedPrefixGreedy, greedy_generate, plain_greedy_config, shared_prefix_length
-from evals.math_data import procedural_arithmetic
+from problems.math_data import procedural_arithmetic
 from rewards import build_messages
 from tests.helpers import MODEL
 

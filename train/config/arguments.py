@@ -13,12 +13,12 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from evals.domains import all_sources
-from evals.math_data import ARITHMETIC_DEFAULTS
-from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
+from problems.domains import all_sources
+from problems.math_data import ARITHMETIC_DEFAULTS
+from problems.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
 from rewards import REWARD_FUNCS, THINK_MODES, WORKED_EXAMPLES
 
-SOURCES = all_sources()  # as of import, for the --dataset help text (evals/domains.py: one record per domain)
+SOURCES = all_sources()  # as of import, for the --dataset help text (problems/domains.py: one record per domain)
 
 
 class ConfigError(ValueError):

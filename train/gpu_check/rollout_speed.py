@@ -44,7 +44,7 @@ def build_policy(model_args):
 
 def arithmetic_prompt_ids(tokenizer, count: int) -> list[list[int]]:
     """``count`` chat prompts of the arithmetic task, as token ids."""
-    from evals.math_data import load_problems
+    from problems.math_data import load_problems
     from rewards import build_messages
 
     problems = load_problems("arithmetic", split="train", limit=count, seed=0)
