@@ -13,8 +13,6 @@ providers, and the tools that re-score and audit logs.
   trained
 - ``checkpoint_eval``: a checkpoint scored as trained: the printed ``inspect eval`` command and the same eval in process
   (one batch per eval)
-- ``greedy_batch``: greedy decoding of a batch whose prompts share a prefix (computed once; finished rows dropped),
-  behind ``checkpoint_model``'s ``generate``
 - ``paired``: did a change help? Newcombe's paired 95% interval and McNemar's mid-p test on the same problems (stdlib)
 - ``eval_pairs``: per-problem outcomes of two Inspect logs, checked to be the same problems, compared with ``paired``
 - ``policy_model``: the model provider ``verigrpo-policy``: a model object in memory (the policy a training run's

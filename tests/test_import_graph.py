@@ -122,3 +122,33 @@ def test_a_function_level_import_is_an_edge(tmp_path):
     module.write_text("import os\n\ndef factory():\n    from train.engines.colocated import X\n    return X\n")
     modules = {"train.engines.selection": module, "train.engines.colocated": module}
     assert imported_modules("train.engines.selection", module, modules) == {"train.engines.colocated"}
+
+
+# What train/ may take from evals/: the Inspect side only. The held-out eval runs Inspect on the policy in memory
+# (checkpoint_eval, policy_model); the rollout log is an Inspect log written with Inspect's message types and
+# private log classes (chat, inspect_seams). Problem data, CPU kernels and run records live in shared packages.
+TRAIN_FROM_EVALS = {
+    "train.artifacts.held_out": {"evals.checkpoint_eval", "evals.policy_model"},
+    "train.artifacts.rollout_log": {"evals.chat", "evals.inspect_seams"},
+}
+
+
+def package_of(module: str) -> str:
+    top = module.split(".")[0]
+    return "evals" if top == "verigrpo" else top
+
+
+def test_the_packages_import_one_way():
+    """rewards <- records <- problems <- cpu <- {train, evals}: each package imports only those before it, and train
+    imports from evals only the Inspect modules counted in TRAIN_FROM_EVALS."""
+    order = {name: i for i, name in enumerate(SOURCE_PACKAGES)}
+    backwards, train_from_evals = [], {}
+    for module, targets in import_graph().items():
+        for target in targets:
+            source, dest = package_of(module), package_of(target)
+            if (source, dest) == ("train", "evals"):
+                train_from_evals.setdefault(module, set()).add(target)
+            elif order[dest] > order[source]:
+                backwards.append(f"{module} -> {target}")
+    assert not backwards, f"imports against the packages' order {SOURCE_PACKAGES}: {sorted(backwards)}"
+    assert train_from_evals == TRAIN_FROM_EVALS

@@ -83,7 +83,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
 
     from trl import get_peft_config, get_quantization_config
 
-    from evals.bnb_cpu import keep_training_kernel
+    from cpu.bnb_cpu import keep_training_kernel
     from rewards import get_reward_funcs
     from train.artifacts.recording_trainer import RecordingGRPOTrainer
 

@@ -18,7 +18,7 @@ weights, a collective), the others wait at a barrier, and the metrics are broadc
 same numbers. Nothing of the training state changes: the model goes back to train mode, gradient
 checkpointing is restored (TRL's ``unwrap_model_for_generation``), no gradient is computed, and the
 Python, NumPy and torch random streams are restored, and a 4-bit policy keeps its training computation
-(``evals/bnb_cpu.py``: on CPU, bitsandbytes would otherwise repack the layers for a bf16 kernel in eval
+(``cpu/bnb_cpu.py``: on CPU, bitsandbytes would otherwise repack the layers for a bf16 kernel in eval
 mode, and the steps after the eval would pass no gradient through the base). A seeded run with evals trains
 exactly as one without (tests/integration/test_held_out_eval.py).
 """

@@ -52,11 +52,11 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
     @contextmanager
     def generating(self):
         """TRL's own generation on CPU, sped up without changing a bit of what it samples: a 4-bit base is
-        dequantized once per batch instead of on every decoding step (evals/bnb_cpu.py ``dequantized``), and
+        dequantized once per batch instead of on every decoding step (cpu/bnb_cpu.py ``dequantized``), and
         attention reads grouped KV heads instead of copying the cache per query head
-        (evals/grouped_attention.py). Not with vLLM, which generates elsewhere."""
-        from evals.bnb_cpu import dequantized
-        from evals.grouped_attention import grouped_kv_attention
+        (cpu/grouped_attention.py). Not with vLLM, which generates elsewhere."""
+        from cpu.bnb_cpu import dequantized
+        from cpu.grouped_attention import grouped_kv_attention
 
         if self.use_vllm or next(self.model.parameters()).device.type != "cpu":
             yield

@@ -19,7 +19,7 @@ def build_policy(model_args):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import get_quantization_config
 
-    from evals.bnb_cpu import keep_training_kernel
+    from cpu.bnb_cpu import keep_training_kernel
 
     dtype = getattr(torch, model_args.dtype) if model_args.dtype not in (None, "auto") else "auto"
     model = AutoModelForCausalLM.from_pretrained(
