@@ -81,9 +81,9 @@ def run_harness(steps: int, log_rollouts: bool) -> dict:
     from inspect_ai.log import read_eval_log
 
     import rewards
-    from train.artifacts.recording_trainer import RecordingGRPOTrainer
     from train.artifacts.rollout_log import RolloutRecorder
     from train.grpo import main
+    from train.trainer import RecordingGRPOTrainer
 
     originals = dict(rewards.REWARD_FUNCS)
     patched = {

@@ -85,7 +85,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
 
     from cpu.bnb_cpu import keep_training_kernel
     from rewards import get_reward_funcs
-    from train.artifacts.recording_trainer import RecordingGRPOTrainer
+    from train.trainer import RecordingGRPOTrainer
 
     model_path = _resolve_model(model_args, training_args)
     manifest, callbacks, recorder = _artifacts(script_args, training_args, model_args)
@@ -163,8 +163,8 @@ def _resolve_model(model_args, training_args) -> str:
 def _artifacts(script_args, training_args, model_args):
     """(manifest, callbacks, rollout recorder or None): run.json in every checkpoint, rollout logs if asked."""
     from train.artifacts.manifest import ManifestCallback, build_manifest, rollout_metadata
-    from train.artifacts.recording_trainer import RolloutFlushCallback
     from train.artifacts.rollout_log import RolloutRecorder
+    from train.trainer import RolloutFlushCallback
 
     manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
     callbacks = [ManifestCallback(manifest)]
@@ -184,8 +184,8 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
     trainer, recorder, manifest = build_trainer(script_args, training_args, model_args)
     from train.artifacts.manifest import write_manifest
-    from train.artifacts.recording_trainer import RunSpanCallback
     from train.engines.vllm_server_api import ServerError
+    from train.trainer import RunSpanCallback
 
     output_dir = Path(training_args.output_dir)
     span = RunSpanCallback()

@@ -8,7 +8,7 @@ import pytest
 
 import rewards
 from tests.helpers.training import length_parity, tiny_run
-from train.artifacts.recording_trainer import RecordingGRPOTrainer
+from train.trainer import RecordingGRPOTrainer
 
 KEYS = ("reward", "grad_norm", "entropy", "num_tokens", "completions/mean_length", "loss")
 

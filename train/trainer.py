@@ -1,4 +1,4 @@
-"""GRPOTrainer that hands every scored generation batch to a RolloutRecorder, owns its rollout engine, and
+"""The trainer: TRL's GRPOTrainer (``RecordingGRPOTrainer``) that hands every scored generation batch to a RolloutRecorder, owns its rollout engine, and
 evaluates with the held-out Inspect eval (``train/artifacts/held_out.py``).
 
 TRL keeps the last batch's prompts, completions, per-function rewards and advantages (for its
