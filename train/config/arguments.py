@@ -118,7 +118,7 @@ class ScriptArguments:
         default=False,
         metadata={
             "help": "colocated vLLM with a 4-bit LoRA policy: the trainer's 4-bit layers (and embeddings / head) "
-            "view vLLM's copy of the base instead of holding their own (train/engines/shared_base.py); one process, "
+            "view vLLM's copy of the base instead of holding their own (train/engines/share_base_views.py); one process, "
             "no sleep mode, no tensor parallelism"
         },
     )

@@ -26,7 +26,7 @@ from train.config.arguments import (
 from train.config.distributed_checks import check_distributed
 from train.config.lora_checks import check_lora
 from train.config.machine_checks import check_machine
-from train.config.share_base import check_share_base
+from train.config.share_base_checks import check_share_base
 from train.engines.choice import Engine, rollout_engine
 
 MAX_LINE_BYTES = 1 << 20  # one jsonl record (a problem): 1 MiB is ~250k tokens, past any model's context

@@ -3,7 +3,7 @@ fix; the vLLM versions whose 4-bit storage layout was read pass; the memory esti
 
 import pytest
 
-import train.config.share_base as sb
+import train.config.share_base_checks as sb
 from tests.helpers import MODEL, REPO
 from tests.helpers.model_shapes import QWEN_1_5B, QWEN_3B, QWEN_7B
 from train.config import ConfigError, parse_config, validate
