@@ -48,7 +48,7 @@ gpu-check:  ## the main 16 GB recipe under a 14.5 GiB cap (a 16 GB card): table 
 	$(GPU_PYTHON) scripts/check_gpu.py --config configs/qwen2.5-1.5b-qlora-vllm.yaml --memory-cap 14.5
 
 test: setup  ## the default test run (excludes slow tests)
-	$(PY) -m pytest -m "not slow" rewards evals train tests
+	$(PY) -m pytest -m "not slow" rewards problems records cpu evals train tests
 
 test-slow: setup
 	$(PY) -m pytest -m "slow" tests

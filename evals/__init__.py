@@ -1,13 +1,10 @@
 """The Inspect AI side: tasks and scorers on the same verifier as the rewards, the sandbox and model
 providers, and the tools that re-score and audit logs.
 
-- ``domains``: one record per answer domain (math, code): sources, loader, training row, rewards, scorers, plot metrics
-- ``math_data``: problem sources shared with training: procedural arithmetic, jsonl/json, GSM8K, MATH-500
 - ``math_task``: ``@task math_verified`` (+ ``gsm8k_verified``, ``math500_verified``), ``record_to_sample``
 - ``scoring``: one Score from a Verdict (correct C/I + format), shared by every registered scorer
 - ``verify``: the task files' scorers by file path: ``math_verifier``, ``unit_test_scorer``;
   ``from evals.verify import is_correct``
-- ``code_data``: code problems: the bundled set (``evals/data/code_problems.jsonl``, 28) or your jsonl
 - ``code_task``: ``@task code_verified`` (``tools=true``: a python tool in the bwrap sandbox), ``record_to_sample``
 - ``code_scoring``: one Score from a code Verdict (fraction + passed_all), tamper markers in metadata
 - ``chat``: ``chat_messages``: ``{"role", "content"}`` dicts as Inspect messages (the one role table)
@@ -16,16 +13,12 @@ providers, and the tools that re-score and audit logs.
   trained
 - ``checkpoint_eval``: a checkpoint scored as trained: the printed ``inspect eval`` command and the same eval in process
   (one batch per eval)
-- ``greedy_batch``: greedy decoding of a batch whose prompts share a prefix (computed once; finished rows dropped),
-  behind ``checkpoint_model``'s ``generate``
 - ``paired``: did a change help? Newcombe's paired 95% interval and McNemar's mid-p test on the same problems (stdlib)
 - ``eval_pairs``: per-problem outcomes of two Inspect logs, checked to be the same problems, compared with ``paired``
 - ``policy_model``: the model provider ``verigrpo-policy``: a model object in memory (the policy a training run's
   held-out evals score), greedy, in batches fixed before the eval starts
 - ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``EvalScorer``,
   ``EvalMetricDefinition``)
-- ``rollout_format``: the rollout-log format ``train/artifacts/rollout_log.py`` writes and the audit reads (``train_`` prefix,
-  none/none, step)
 - ``score_diff``: which items changed grade between two scorers in one log
 - ``rollout_audit``: re-judge rollout logs with a scorer; paid-but-rejected counts per step window
 - ``inspect_plugin/``: installed as the package ``verigrpo``: Inspect's entry point, the scorers

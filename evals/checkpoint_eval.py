@@ -18,7 +18,7 @@ def eval_connections(problems: int) -> int:
     """Inspect's hf provider batches up to ``--max-connections`` requests and closes a batch after 2 s
     without a new one: with one batch for all problems the batch, and so every greedy token (padding and
     batch shapes change floating-point sums), does not depend on timing; one batch is also the cheapest
-    (``evals/greedy_batch.py`` decodes it in groups with the shared prompt prefix computed once)."""
+    (``cpu/greedy_batch.py`` decodes it in groups with the shared prompt prefix computed once)."""
     return max(1, problems)
 
 

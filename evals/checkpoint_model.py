@@ -14,7 +14,7 @@ quantization (the adapter on the unquantized base, in the recorded ``dtype``), f
 Everything else is Inspect's ``hf`` provider (batching, chat template, ``-M do_sample=false``,
 ``-M device=cpu``); any other ``-M`` argument still goes to ``from_pretrained`` and wins over
 what run.json says. One addition: a greedy batch (``-M do_sample=false``) is decoded by
-``evals.greedy_batch`` (the prompts' shared prefix once, finished rows dropped; the same greedy
+``cpu.greedy_batch`` (the prompts' shared prefix once, finished rows dropped; the same greedy
 tokens up to floating-point near-ties), which makes an eval of the one-shot math task ~1.6x cheaper;
 ``-M shared_prefix=false`` keeps transformers' own ``generate``. Inspect batches up to
 ``--max-connections`` requests: set it to the number of problems for one batch, so the batch (and
@@ -29,7 +29,7 @@ from logging import getLogger
 from pathlib import Path
 from typing import Any
 
-from evals.run_manifest import RUN_JSON, RunManifestError, read_run_manifest
+from records.run_manifest import RUN_JSON, RunManifestError, read_run_manifest
 
 logger = getLogger(__name__)
 
@@ -172,11 +172,11 @@ def checkpoint_api() -> type:
             _check_base(run_dir)
             logger.info("verigrpo: loading %s (%s): %s", run_dir, precision, describe(args))
             super().__init__(model_name, base_url, api_key, config or GenerateConfig(), **{**args, **model_args})
-            from evals.bnb_cpu import dequantize_once
+            from cpu.bnb_cpu import dequantize_once
 
-            dequantize_once(self.model)  # 4-bit layers compute as in training, dequantized once (evals/bnb_cpu.py)
+            dequantize_once(self.model)  # 4-bit layers compute as in training, dequantized once (cpu/bnb_cpu.py)
             if shared_prefix:
-                from evals.greedy_batch import install
+                from cpu.greedy_batch import install
 
                 install(self.model, self.tokenizer)
 

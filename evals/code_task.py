@@ -16,9 +16,9 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig
 from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import python
 
-from evals.code_data import CodeProblem, load_code_problems
 from evals.code_scoring import CODE_HEADLINE
 from evals.verify import unit_test_scorer
+from problems.code_data import CodeProblem, load_code_problems
 from rewards import verifier_id
 
 DEFAULT_MAX_TOKENS = 1024

@@ -15,7 +15,7 @@ import anyio
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, mean, stderr
 from inspect_ai.solver import TaskState
 
-from evals.run_manifest import read_run_manifest
+from records.run_manifest import read_run_manifest
 from rewards import InvalidReference, Verdict, grade, verifier_id, warm_up
 from rewards.math.answer_format import THINK_NONE
 

@@ -15,9 +15,9 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 
 from evals.chat import chat_messages
-from evals.math_data import ARITHMETIC_DEFAULTS, MathProblem, load_problems
 from evals.math_scoring import HEADLINE
 from evals.verify import math_verifier
+from problems.math_data import ARITHMETIC_DEFAULTS, MathProblem, load_problems
 from rewards import build_messages, verifier_id
 
 DEFAULT_DATASET = "arithmetic"

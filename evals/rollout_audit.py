@@ -20,9 +20,9 @@ from inspect_ai import score as inspect_score
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import Scorer
 
-from evals.domains import audited_scores
-from evals.rollout_format import ROLLOUT_MODEL, STEP_KEY
 from evals.score_diff import grade_of
+from problems.domains import audited_scores
+from records.rollout_format import ROLLOUT_MODEL, STEP_KEY
 
 DEFAULT_SCORER = None  # chosen from the training score the logs hold
 
@@ -38,7 +38,7 @@ class AuditInputError(ValueError):
 def training_score(log: EvalLog) -> str:
     """Which audited reward a rollout log holds."""
     names = {name for sample in log.samples or [] for name in sample.scores or {}}
-    audited = audited_scores()  # training score -> (default re-scorer, grade key), from evals/domains.py
+    audited = audited_scores()  # training score -> (default re-scorer, grade key), from problems/domains.py
     found = [name for name in audited if name in names]
     if len(found) != 1:
         raise ValueError(f"rollout log {log.location} holds {sorted(names)}: expected one of {sorted(audited)}")

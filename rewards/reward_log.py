@@ -3,7 +3,7 @@
 TRL (>= 1.16) passes ``log_extra(column, values)`` to every reward function: one value per completion,
 in completion order, gathered across processes into the completions table. The reward functions
 report the graded answer, the reason and the explanation of the very verdict that set each reward
-there, under ``<reward function>/<field>`` columns; ``train/artifacts/recording_trainer.py`` reads the same
+there, under ``<reward function>/<field>`` columns; ``train/trainer.py`` reads the same
 columns back into the rollout log's scores. So the log shows what training saw, with no second grading.
 Standard library only, like the rest of ``rewards/``.
 """

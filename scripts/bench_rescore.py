@@ -19,8 +19,8 @@ from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpe
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import match
 
-from evals.math_data import procedural_arithmetic
 from evals.verify import math_verifier
+from problems.math_data import procedural_arithmetic
 from rewards.math.worker_pool import warm_up
 
 SYMBOLIC = [  # a MATH-like share of the log: (target, a right answer, a wrong one)

@@ -115,7 +115,7 @@ def measure(argv: list[str]) -> dict:
     import gc
 
     from train.config import parse_config
-    from train.engines.shared_base import _trim_heap, share_base, vllm_model
+    from train.engines.share_base_views import _trim_heap, share_base, vllm_model
     from train.grpo import build_trainer
 
     config = [] if "--config" in argv else ["--config", CONFIG]

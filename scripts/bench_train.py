@@ -20,7 +20,7 @@ on backward, the optimizer and the recorder), and then times plain transformers 
 model and batch (``generate`` with the trainer's generation config; one forward + backward over the same
 sequences): tokens/s of each phase, TRL against plain, in the same run. ``--profile-eval N`` does the
 same for an eval: N held-out problems through Inspect (``verigrpo/``, with and without the shared-prefix
-greedy batch of evals/greedy_batch.py) against plain ``model.generate`` on the same prompts.
+greedy batch of cpu/greedy_batch.py) against plain ``model.generate`` on the same prompts.
 
 ``--burners N`` answers a different question: how much slower is a GRPO step when N other
 processes want a whole CPU each? For each thread setting in THREAD_SETTINGS it runs a short training
@@ -81,9 +81,9 @@ def run_harness(steps: int, log_rollouts: bool) -> dict:
     from inspect_ai.log import read_eval_log
 
     import rewards
-    from train.artifacts.recording_trainer import RecordingGRPOTrainer
     from train.artifacts.rollout_log import RolloutRecorder
     from train.grpo import main
+    from train.trainer import RecordingGRPOTrainer
 
     originals = dict(rewards.REWARD_FUNCS)
     patched = {
@@ -116,7 +116,7 @@ def run_direct(steps: int) -> list[float]:
     from transformers import BitsAndBytesConfig
     from trl import GRPOTrainer
 
-    from evals.math_data import procedural_arithmetic
+    from problems.math_data import procedural_arithmetic
     from rewards import build_messages, correctness, format_reward
 
     with TemporaryDirectory() as out:
@@ -434,14 +434,14 @@ def profile_eval(problems: int, config_path: str, max_tokens: int) -> None:
         from peft import PeftModel
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from evals.bnb_cpu import dequantize_once
+        from cpu.bnb_cpu import dequantize_once
 
         args = loading_args(initial, "trained")
         base = AutoModelForCausalLM.from_pretrained(
             json.loads((initial / "adapter_config.json").read_text())["base_model_name_or_path"], **args
         )
         model = PeftModel.from_pretrained(base, initial).eval()
-        dequantize_once(model)  # as the verigrpo/ provider computes the 4-bit policy (evals/bnb_cpu.py)
+        dequantize_once(model)  # as the verigrpo/ provider computes the 4-bit policy (cpu/bnb_cpu.py)
         tokenizer = AutoTokenizer.from_pretrained(initial, padding_side="left")
         prompts = [
             tokenizer.apply_chat_template(

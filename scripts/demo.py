@@ -206,7 +206,7 @@ def _sign(value: float) -> str:
 
 
 def table_lines(summary: dict) -> list[str]:
-    """The table the demo prints and the README shows (tests/test_demo_staleness.py reads it back)."""
+    """The table the demo prints and the README shows (tests/integration/test_demo_staleness.py reads it back)."""
     n = summary["eval"]["problems"]
     lines = [
         f"same verifier (rewards.grade), same prompt, same {n} held-out problems, greedy:",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # OS packages the code verifier's sandbox needs (Debian/Ubuntu): bubblewrap, prlimit (util-linux),
 # libseccomp2 (loaded by the pyseccomp binding) and a system python3 under /usr for the sandbox to run;
-# and Chromium, the browser tests/test_viewer_browser.py drives through Playwright (no browser download).
+# and Chromium, the browser tests/evals/test_viewer_browser.py drives through Playwright (no browser download).
 # Installs only what is missing; uses sudo when not root. CI runs this; so can you.
 set -euo pipefail
 need=()

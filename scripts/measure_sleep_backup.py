@@ -53,8 +53,8 @@ def tensor_bytes(model) -> dict[str, int]:
 
 def main(argv: list[str]) -> dict:
     from train.config import parse_config
-    from train.config.machine_checks import estimate_for
-    from train.engines.shared_base import vllm_model
+    from train.config.memory_model import estimate_for
+    from train.engines.share_base_views import vllm_model
     from train.grpo import build_trainer
 
     config = [] if "--config" in argv else ["--config", CONFIG]

@@ -1,6 +1,6 @@
 """The demo's summary: the README's table is the published summary.json, its intervals are what evals/paired.py
 computes from its own counts, and the picture is drawn from it. The slow half (the shipped code still
-produces these numbers) is tests/test_demo_staleness.py."""
+produces these numbers) is tests/integration/test_demo_staleness.py."""
 
 import json
 import re

@@ -292,7 +292,7 @@ def test_every_path_a_command_names_exists(page):
 
 @pytest.mark.parametrize("page", PAGES, ids=name)
 def test_every_path_the_text_names_exists(page):
-    """``rewards/math/answer_format.py``, ``tests/test_resume.py``, ... anywhere in the prose or the layout tree."""
+    """``rewards/math/answer_format.py``, ``tests/integration/test_resume.py``, ... anywhere in the prose or the layout tree."""
     missing = [path for path in REPO_PATH.findall(text(page)) if not path_exists(path)]
     assert not missing, f"{name(page)} names paths that do not exist: {sorted(set(missing))}"
 

@@ -6,7 +6,9 @@ The folders are the stages of a run, in order:
                  validation, machine pre-flight, --help)
     data/        training rows from the problem sources, with the prompt the evals use
     engines/     vLLM rollouts for a LoRA policy that send only the adapter (colocated, or vLLM servers)
-    artifacts/   what a run leaves: run.json and the model card, rollout logs, the recording trainer, the curve
+    artifacts/   what a run leaves: run.json and the model card, rollout logs, held-out evals, the curve
+    trainer.py   RecordingGRPOTrainer: GRPOTrainer that owns the rollout engine, records every scored batch,
+                 runs the held-out evals and generates on CPU with the cpu/ kernels
     grpo.py      the entry point: parse -> validate -> build the trainer -> train -> save
     gpu_check/   scripts/check_gpu.py (make gpu-check): does a recipe fit this machine, how fast, on-policy?
     trl_seams.py every private TRL name verigrpo relies on, in one module, each pinned by a test

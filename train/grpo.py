@@ -62,7 +62,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     """
     validate(script_args, training_args, model_args)
     from train.data.rows import load_training_problems, to_dataset
-    from train.engines.selection import engine_factory
+    from train.engines.factory import engine_factory
 
     problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
     if not problems:
@@ -83,9 +83,9 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
 
     from trl import get_peft_config, get_quantization_config
 
-    from evals.bnb_cpu import keep_training_kernel
+    from cpu.bnb_cpu import keep_training_kernel
     from rewards import get_reward_funcs
-    from train.artifacts.recording_trainer import RecordingGRPOTrainer
+    from train.trainer import RecordingGRPOTrainer
 
     model_path = _resolve_model(model_args, training_args)
     manifest, callbacks, recorder = _artifacts(script_args, training_args, model_args)
@@ -163,8 +163,8 @@ def _resolve_model(model_args, training_args) -> str:
 def _artifacts(script_args, training_args, model_args):
     """(manifest, callbacks, rollout recorder or None): run.json in every checkpoint, rollout logs if asked."""
     from train.artifacts.manifest import ManifestCallback, build_manifest, rollout_metadata
-    from train.artifacts.recording_trainer import RolloutFlushCallback
     from train.artifacts.rollout_log import RolloutRecorder
+    from train.trainer import RolloutFlushCallback
 
     manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
     callbacks = [ManifestCallback(manifest)]
@@ -184,8 +184,8 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
     trainer, recorder, manifest = build_trainer(script_args, training_args, model_args)
     from train.artifacts.manifest import write_manifest
-    from train.artifacts.recording_trainer import RunSpanCallback
     from train.engines.vllm_server_api import ServerError
+    from train.trainer import RunSpanCallback
 
     output_dir = Path(training_args.output_dir)
     span = RunSpanCallback()
@@ -227,7 +227,7 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
 
 
 def cli(argv: list[str] | None = None) -> int:
-    from evals.math_data import DatasetError
+    from problems.math_data import DatasetError
     from train.engines.vllm_server_api import ServerError
 
     try:

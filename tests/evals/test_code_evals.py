@@ -19,8 +19,8 @@ import evals.code_scoring
 import evals.verify
 import rewards.code.code_verifier
 from evals.bwrap_sandbox import BwrapSandboxEnvironment
-from evals.code_data import load_code_problems
 from evals.code_task import code_verified
+from problems.code_data import load_code_problems
 from rewards import code_tests
 from tests.helpers import BIN, REPO
 

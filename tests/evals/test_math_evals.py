@@ -19,9 +19,9 @@ from inspect_ai.scorer import exact
 import evals.math_scoring
 import evals.verify
 import rewards
-from evals.math_data import MathProblem
 from evals.math_scoring import checkpoint_verifier_mismatch, score_completion
 from evals.math_task import math_verified, record_to_sample
+from problems.math_data import MathProblem
 from rewards import correctness
 from tests.helpers import BIN, REPO
 
@@ -194,7 +194,7 @@ def test_registered_scorer_name_after_a_regular_install(tmp_path):
     assert build.returncode == 0, build.stderr[-2000:]
     code = (
         "import verigrpo, evals.verify; from inspect_ai.util import registry_info\n"
-        "from evals.code_data import load_code_problems; from rewards.code.sandbox_programs import source\n"
+        "from problems.code_data import load_code_problems; from rewards.code.sandbox_programs import source\n"
         "print(verigrpo.__file__); print(registry_info(verigrpo.math_verifier).name)\n"
         "print(registry_info(verigrpo.unit_test_scorer).name, registry_info(verigrpo.bwrap).name)\n"
         "print(len(load_code_problems()), len(source('judge.py')) > 0, len(source('server.py')) > 0)"

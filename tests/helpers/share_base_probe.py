@@ -1,4 +1,4 @@
-"""One real CPU run of ``train.engines.shared_base.share_base`` on the trainer ``train/grpo.py`` builds, with every
+"""One real CPU run of ``train.engines.share_base_views.share_base`` on the trainer ``train/grpo.py`` builds, with every
 observation the sharing tests assert (tests/integration/test_share_base.py runs it in a subprocess: vLLM binds
 threads and starts torch.distributed for the whole process).
 
@@ -64,7 +64,7 @@ def probe(argv: list[str]) -> dict:
     from bitsandbytes.nn import Linear4bit
 
     from train.config import parse_config
-    from train.engines.shared_base import share_base, vllm_model
+    from train.engines.share_base_views import share_base, vllm_model
     from train.gpu_check.on_policy import COMPLETION, measure, policy_logprobs
     from train.grpo import build_trainer
 

@@ -1,5 +1,5 @@
 """A CPU run's rollouts sped up by RecordingGRPOTrainer.generating (each 4-bit layer dequantized once per batch,
-evals/bnb_cpu.py; grouped KV heads in attention, evals/grouped_attention.py) train exactly as TRL's plain
+cpu/bnb_cpu.py; grouped KV heads in attention, cpu/grouped_attention.py) train exactly as TRL's plain
 generation: same completions, rewards and gradients. A real tiny GRPO run of the 4-bit CPU config, twice."""
 
 from contextlib import nullcontext
@@ -8,7 +8,7 @@ import pytest
 
 import rewards
 from tests.helpers.training import length_parity, tiny_run
-from train.artifacts.recording_trainer import RecordingGRPOTrainer
+from train.trainer import RecordingGRPOTrainer
 
 KEYS = ("reward", "grad_norm", "entropy", "num_tokens", "completions/mean_length", "loss")
 

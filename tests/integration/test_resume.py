@@ -17,7 +17,7 @@ from inspect_ai.log import read_eval_log  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
 import rewards  # noqa: E402
-import train.artifacts.recording_trainer  # noqa: E402
+import train.trainer  # noqa: E402
 from tests.helpers import MODEL  # noqa: E402
 from tests.helpers.training import length_parity, tiny_run  # noqa: E402
 
@@ -56,18 +56,18 @@ def test_killed_and_resumed_run_matches_a_straight_run(tmp_path, monkeypatch, ca
     monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
     straight = tiny_run(tmp_path / "straight", "--max_steps", "3")
 
-    original_on_save = train.artifacts.recording_trainer.RolloutFlushCallback.on_save
+    original_on_save = train.trainer.RolloutFlushCallback.on_save
 
     def on_save_then_die(self, args, state, control, **kwargs):
         original_on_save(self, args, state, control, **kwargs)  # checkpoint-2 and its rollouts are written
         if state.global_step == 2:
             raise Killed
 
-    monkeypatch.setattr(train.artifacts.recording_trainer.RolloutFlushCallback, "on_save", on_save_then_die)
+    monkeypatch.setattr(train.trainer.RolloutFlushCallback, "on_save", on_save_then_die)
     run = tmp_path / "interrupted"
     with pytest.raises(Killed):
         tiny_run(run, "--max_steps", "3")
-    monkeypatch.setattr(train.artifacts.recording_trainer.RolloutFlushCallback, "on_save", original_on_save)
+    monkeypatch.setattr(train.trainer.RolloutFlushCallback, "on_save", original_on_save)
     capsys.readouterr()
     resumed = tiny_run(run, "--max_steps", "3", "--resume_from_checkpoint", str(run / "checkpoint-2"))
     out = capsys.readouterr().out

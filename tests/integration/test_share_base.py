@@ -35,7 +35,7 @@ def probe(tmp_path_factory):
 
 # slow (make test-slow): the probe loads vLLM and the trainer and takes a real step (~1.3 min on 2 quiet cores),
 # an opt-in feature's end-to-end check; its refusals and rebinding rules are in the default suite
-# (tests/train/config/test_share_base.py, tests/train/engines/test_shared_base.py)
+# (tests/train/config/test_share_base_checks.py, tests/train/engines/test_share_base_views.py)
 pytestmark = [pytest.mark.usefixtures("needs_vllm"), pytest.mark.slow]
 
 

@@ -6,7 +6,7 @@ import math
 import pytest
 
 import rewards
-from evals.run_manifest import read_run_manifest
+from records.run_manifest import read_run_manifest
 from tests.helpers import REPO
 from tests.helpers.training import length_parity, tiny_run
 from train.config import parse_config

@@ -9,9 +9,9 @@ from importlib.metadata import packages_distributions
 
 import tomllib
 
-from tests.helpers import REPO
+from tests.helpers import REPO, SOURCE_PACKAGES
 
-OWN = {"train", "evals", "rewards", "verigrpo", "__future__"}
+OWN = {*SOURCE_PACKAGES, "verigrpo", "__future__"}
 
 
 def declared(requirements: list[str]) -> set[str]:

@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from evals.domains import held_out_metrics, plot_metrics
+from problems.domains import held_out_metrics, plot_metrics
 from train.artifacts.figures import plot_command, save
 
 REWARD_SERIES = ("reward", "reward (weighted sum)", "-")
@@ -22,7 +22,7 @@ REWARD_SERIES = ("reward", "reward (weighted sum)", "-")
 
 def series() -> tuple[tuple[str, str, str], ...]:
     """(key in the log history, label, line style): the weighted reward, then each domain's metrics
-    (evals/domains.py); styles are distinct, so equal curves do not hide one another."""
+    (problems/domains.py); styles are distinct, so equal curves do not hide one another."""
     return (REWARD_SERIES, *plot_metrics())
 
 

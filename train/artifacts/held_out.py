@@ -1,7 +1,7 @@
 """Held-out evals while training: the trainer's evaluation is the Inspect task ``inspect eval`` runs.
 
 With ``eval_strategy: steps`` (every ``eval_steps``; ``epoch``: after each epoch; ``eval_on_start``: also at
-step 0), ``RecordingGRPOTrainer.evaluate`` runs the eval task of the dataset's domain (``evals/domains.py``:
+step 0), ``RecordingGRPOTrainer.evaluate`` runs the eval task of the dataset's domain (``problems/domains.py``:
 ``evals/math_task.py@math_verified`` for math, ``evals/code_task.py@code_verified`` for code) on the problems
 the config does not train on (``train/data/rows.py``: ``held_out_task_args``, the demo's arguments), greedily,
 on the policy in memory (``evals/policy_model.py``). Each eval
@@ -18,7 +18,7 @@ weights, a collective), the others wait at a barrier, and the metrics are broadc
 same numbers. Nothing of the training state changes: the model goes back to train mode, gradient
 checkpointing is restored (TRL's ``unwrap_model_for_generation``), no gradient is computed, and the
 Python, NumPy and torch random streams are restored, and a 4-bit policy keeps its training computation
-(``evals/bnb_cpu.py``: on CPU, bitsandbytes would otherwise repack the layers for a bf16 kernel in eval
+(``cpu/bnb_cpu.py``: on CPU, bitsandbytes would otherwise repack the layers for a bf16 kernel in eval
 mode, and the steps after the eval would pass no gradient through the base). A seeded run with evals trains
 exactly as one without (tests/integration/test_held_out_eval.py).
 """
@@ -122,7 +122,7 @@ class HeldOutEval:
 def held_out_eval(script_args, training_args) -> HeldOutEval:
     """The run's held-out eval: the domain's task on the config's held-out problems (loaded now: a dataset
     that cannot load stops the run before the model does)."""
-    from evals.domains import domain_of_source
+    from problems.domains import domain_of_source
     from train.data.rows import held_out_task_args
 
     domain = domain_of_source(script_args.dataset)

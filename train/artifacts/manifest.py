@@ -2,7 +2,7 @@
 
 Written into the output directory and into every ``checkpoint-N`` folder, next to the adapter
 and tokenizer. ``verifier_fingerprint`` is the same value the eval logs record. It is read back by
-``evals/run_manifest.py`` (the one reader, importable without the trainer).
+``records/run_manifest.py`` (the one reader, importable without the trainer).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from evals.run_manifest import RUN_JSON
+from records.run_manifest import RUN_JSON
 from rewards import verifier_id
 
 PACKAGES = ("verigrpo", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "bitsandbytes", "sympy")

@@ -6,8 +6,9 @@
     validation.py      validate: every check on the config alone (rewards, data, model, servers, quantization)
     lora_checks.py     LoRA targets resolved on the configured model; what vLLM cannot serve of an adapter
     machine_checks.py  machine pre-flight: device, vLLM build/version + bitsandbytes plugin, 4-bit matching,
-                       GPU memory estimate
-    share_base.py      vllm_share_base: the combinations it refuses, the vLLM storage layouts it knows
+                       the estimate against this GPU
+    memory_model.py    the GPU memory estimate by part (pre-flight and scripts/check_gpu.py use this one)
+    share_base_checks.py  vllm_share_base before loading: the combinations it refuses, the vLLM storage layouts it knows
     distributed_checks.py  accelerate's launch from its environment: DeepSpeed/FSDP with 4-bit or the adapter
                        engines, placement on multi-GPU nodes, free GPU memory, the other ranks' waits vs ddp_timeout
     cli_help.py        --help: --config and the project's options first, with the config's values

@@ -13,12 +13,12 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from evals.domains import all_sources
-from evals.math_data import ARITHMETIC_DEFAULTS
-from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
+from problems.domains import all_sources
+from problems.math_data import ARITHMETIC_DEFAULTS
+from problems.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
 from rewards import REWARD_FUNCS, THINK_MODES, WORKED_EXAMPLES
 
-SOURCES = all_sources()  # as of import, for the --dataset help text (evals/domains.py: one record per domain)
+SOURCES = all_sources()  # as of import, for the --dataset help text (problems/domains.py: one record per domain)
 
 
 class ConfigError(ValueError):
@@ -118,7 +118,7 @@ class ScriptArguments:
         default=False,
         metadata={
             "help": "colocated vLLM with a 4-bit LoRA policy: the trainer's 4-bit layers (and embeddings / head) "
-            "view vLLM's copy of the base instead of holding their own (train/engines/shared_base.py); one process, "
+            "view vLLM's copy of the base instead of holding their own (train/engines/share_base_views.py); one process, "
             "no sleep mode, no tensor parallelism"
         },
     )

@@ -11,7 +11,7 @@ without this check a T4 (7.5) or V100 (7.0) user would wait for the policy to lo
 from __future__ import annotations
 
 from train.config.arguments import ConfigError
-from train.engines.selection import Engine, rollout_engine
+from train.engines.choice import Engine, rollout_engine
 
 BF16_CAPABILITY = (8, 0)
 

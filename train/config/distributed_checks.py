@@ -1,7 +1,7 @@
 """Pre-flight checks for runs past one process: what accelerate launched, where the trainer sits, how long
 the other ranks may wait.
 
-Kept apart from ``train/config/machine_checks.py`` (one machine: device, vLLM build, memory estimate)
+Kept apart from ``train/config/machine_checks.py`` (one machine: device, vLLM build, memory)
 because these read what ``accelerate launch`` set up. accelerate passes its choices to the processes in
 environment variables (``accelerate/utils/launch.py``: ``ACCELERATE_USE_DEEPSPEED``,
 ``ACCELERATE_DEEPSPEED_ZERO_STAGE`` or ``ACCELERATE_DEEPSPEED_CONFIG_FILE``, ``ACCELERATE_USE_FSDP``,
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from train.config.arguments import ConfigError
-from train.engines.selection import Engine, rollout_engine
+from train.engines.choice import Engine, rollout_engine
 
 TRUE = ("y", "yes", "t", "true", "on", "1")  # accelerate's str_to_bool (accelerate/utils/environment.py)
 # The held-out eval's pace on a GPU: transformers generate of the 4-bit 1.5B recipe took 52 s for 512 tokens of
@@ -228,11 +228,11 @@ def check_free_memory(needed: float, free: float, total: float, own: float) -> N
 
 
 def check_shared_gpu(training_args, model_args, share_base: bool = False) -> None:
-    """The memory estimate (``machine_checks.estimate_for``) against the GPU's free memory, not its total: a trainer
+    """The memory estimate (``memory_model.estimate_for``) against the GPU's free memory, not its total: a trainer
     placed on a GPU a vLLM server (or another rank) already fills would pass the total and run out of memory."""
     import torch
 
-    from train.config.machine_checks import CUDA_CONTEXT, estimate_for
+    from train.config.memory_model import CUDA_CONTEXT, estimate_for
 
     free, total = torch.cuda.mem_get_info()
     estimate = estimate_for(training_args, model_args, total, share_base=share_base)

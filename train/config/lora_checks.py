@@ -21,7 +21,7 @@ import copy
 import logging
 
 from train.config.arguments import ConfigError
-from train.engines.selection import Engine, rollout_engine
+from train.engines.choice import Engine, rollout_engine
 from train.engines.vllm_lora import (
     VLLM_LORA_RANKS,
     lora_model_on_meta,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.domains import all_sources, domain_of_source, reward_names_elsewhere
-from evals.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
-from evals.math_data import DatasetError
+from problems.domains import all_sources, domain_of_source, reward_names_elsewhere
+from problems.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
+from problems.math_data import DatasetError
 from rewards import REWARD_FUNCS, THINK_MODES
 from rewards.registry import unknown_rewards
 from train.config.arguments import (
@@ -26,8 +26,8 @@ from train.config.arguments import (
 from train.config.distributed_checks import check_distributed
 from train.config.lora_checks import check_lora
 from train.config.machine_checks import check_machine
-from train.config.share_base import check_share_base
-from train.engines.selection import Engine, rollout_engine
+from train.config.share_base_checks import check_share_base
+from train.engines.choice import Engine, rollout_engine
 
 MAX_LINE_BYTES = 1 << 20  # one jsonl record (a problem): 1 MiB is ~250k tokens, past any model's context
 
@@ -100,7 +100,7 @@ def check_rewards(script_args: ScriptArguments, training_args) -> None:
 
 
 def check_data(script_args: ScriptArguments) -> None:
-    """The dataset source, its domain against the rewards (evals/domains.py), and the local file if any."""
+    """The dataset source, its domain against the rewards (problems/domains.py), and the local file if any."""
     if script_args.dataset not in all_sources():
         raise ConfigError(f"dataset: {script_args.dataset!r} is not one of {list(all_sources())}.")
     domain = domain_of_source(script_args.dataset)
@@ -162,7 +162,7 @@ def evaluates_held_out(training_args) -> bool:
 
 def check_held_out_eval(script_args: ScriptArguments, training_args) -> None:
     """With ``eval_strategy`` on: the dataset's domain has an eval task and problems training does not see
-    (``evals/domains.py``), and ``eval_dataset_path``, if given, is a readable file of them."""
+    (``problems/domains.py``), and ``eval_dataset_path``, if given, is a readable file of them."""
     if not evaluates_held_out(training_args):
         return
     strategy = getattr(training_args.eval_strategy, "value", training_args.eval_strategy)

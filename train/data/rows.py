@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from datasets import Dataset
 
-from evals.code_data import CodeProblem
-from evals.domains import domain_of_problems, domain_of_source
-from evals.math_data import DatasetError, MathProblem
+from problems.code_data import CodeProblem
+from problems.domains import domain_of_problems, domain_of_source
+from problems.math_data import DatasetError, MathProblem
 from train.config import ScriptArguments
 
 
@@ -26,7 +26,7 @@ def arithmetic_settings(args: ScriptArguments) -> dict:
 
 
 def held_out_task_args(args: ScriptArguments, problems: int | None, max_tokens: int) -> dict:
-    """The arguments of the domain's eval task (``evals/domains.py``: ``evals/math_task.py@math_verified`` for
+    """The arguments of the domain's eval task (``problems/domains.py``: ``evals/math_task.py@math_verified`` for
     math) for the problems this config does not train on: arithmetic's 'test' split of the same generator
     (same operations, range and seed), GSM8K's test split, or ``eval_dataset_path``; the same worked examples
     and think setting (``-T`` values as the CLI takes them). DatasetError when the dataset has none."""
@@ -50,5 +50,5 @@ def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[Co
 
 
 def to_dataset(problems: list[MathProblem] | list[CodeProblem], num_shots: int) -> Dataset:
-    row = domain_of_problems(problems).training_row  # evals/domains.py: the prompt builder and the reward's column
+    row = domain_of_problems(problems).training_row  # problems/domains.py: the prompt builder and the reward's column
     return Dataset.from_list([row(p, num_shots) for p in problems])

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from train.engines.selection import Engine
+from train.engines.choice import Engine
 from train.trl_seams import SeamedVLLMGeneration
 
 

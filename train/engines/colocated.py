@@ -28,7 +28,7 @@ from trl.trainer.utils import ensure_master_addr_port
 
 from train.engines.adapter_storage import ADAPTER_DIR_PREFIX, adapter_bytes, choose_root, make_adapter_dir
 from train.engines.base import AdapterEngine
-from train.engines.selection import Engine
+from train.engines.choice import Engine
 from train.engines.vllm_lora import max_lora_rank
 
 
@@ -44,7 +44,9 @@ class EngineSettings:
         None  # the config's adapter_root; None: /dev/shm if it has room, else disk (adapter_storage)
     )
     seed: int = 0
-    share_base: bool = False  # vllm_share_base: the trainer's 4-bit layers view vLLM's (train/engines/shared_base.py)
+    share_base: bool = (
+        False  # vllm_share_base: the trainer's 4-bit layers view vLLM's (train/engines/share_base_views.py)
+    )
 
 
 __all__ = ["ADAPTER_DIR_PREFIX", "AdapterSyncGeneration", "EngineSettings", "engine_settings"]
@@ -104,7 +106,7 @@ class AdapterSyncGeneration(AdapterEngine):
 
     def __init__(self, *args, settings: EngineSettings, **kwargs) -> None:
         self.lora_request = None
-        self.shared_base = None  # train.engines.shared_base.SharedBase once the base is shared
+        self.shared_base = None  # train.engines.share_base_views.SharedBase once the base is shared
         model = kwargs["model"] if "model" in kwargs else args[0]
         # /dev/shm only when it holds two versions of this adapter; an own temporary directory is removed by close()
         adapter_dir, owns = make_adapter_dir(choose_root(adapter_bytes(model), settings.adapter_root))
@@ -118,7 +120,7 @@ class AdapterSyncGeneration(AdapterEngine):
         if self.tensor_parallel_size != 1:
             raise ValueError("the adapter engine supports vllm_tensor_parallel_size 1 only")
         if self.settings.share_base and (self.enable_sleep_mode or self.accelerator.num_processes != 1):
-            raise ValueError("vllm_share_base needs one process and no sleep mode (train/config/share_base.py)")
+            raise ValueError("vllm_share_base needs one process and no sleep mode (train/config/share_base_checks.py)")
         accelerator = self.accelerator
         # vLLM's external launcher reads the torch.distributed rendezvous from the environment (as TRL does)
         os.environ["RANK"] = str(accelerator.process_index)
@@ -153,7 +155,7 @@ class AdapterSyncGeneration(AdapterEngine):
         )
         self.llm = _AdapterLLM(llm, self)
         if s.share_base:
-            from train.engines.shared_base import share_base, vllm_model
+            from train.engines.share_base_views import share_base, vllm_model
 
             self.shared_base = share_base(self.model, vllm_model(llm))  # SharedLayoutError: nothing was rebound
         if self.enable_sleep_mode:

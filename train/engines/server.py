@@ -36,7 +36,7 @@ import shutil
 from pathlib import Path
 
 from train.engines.base import AdapterEngine
-from train.engines.selection import Engine
+from train.engines.choice import Engine
 from train.engines.vllm_server_api import (
     ADAPTER_PREFIX,
     ServerError,

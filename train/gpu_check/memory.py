@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from train.config.arguments import ConfigError
-from train.config.machine_checks import CUDA_CONTEXT, GIB, MemoryEstimate, estimate_for
+from train.config.memory_model import CUDA_CONTEXT, GIB, MemoryEstimate, estimate_for
 
 SAMPLE_SECONDS = 0.2
 # What torch reports as a Tesla T4's total memory with ECC on (the default on cloud T4s: 15,360 MiB less ECC's
@@ -105,7 +105,7 @@ def apply_cap(cap_gib: float | None, training_args, gpu: bool, device_bytes: flo
 def estimate(
     training_args, model_args, gpu: bool, device_bytes: float, share_base: bool = False
 ) -> MemoryEstimate | None:
-    """Pre-flight's estimate (train/config/machine_checks.py) of this run's peak; None without a config.json.
+    """Pre-flight's estimate (train/config/memory_model.py) of this run's peak; None without a config.json.
 
     On a GPU it is pre-flight's own figure (vLLM's pool = utilization x the device's memory, the
     utilization already scaled by a cap). On CPU the same model of the trainer, with what differs there:

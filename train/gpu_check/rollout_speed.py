@@ -19,7 +19,7 @@ def build_policy(model_args):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import get_quantization_config
 
-    from evals.bnb_cpu import keep_training_kernel
+    from cpu.bnb_cpu import keep_training_kernel
 
     dtype = getattr(torch, model_args.dtype) if model_args.dtype not in (None, "auto") else "auto"
     model = AutoModelForCausalLM.from_pretrained(
@@ -44,7 +44,7 @@ def build_policy(model_args):
 
 def arithmetic_prompt_ids(tokenizer, count: int) -> list[list[int]]:
     """``count`` chat prompts of the arithmetic task, as token ids."""
-    from evals.math_data import load_problems
+    from problems.math_data import load_problems
     from rewards import build_messages
 
     problems = load_problems("arithmetic", split="train", limit=count, seed=0)

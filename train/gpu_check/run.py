@@ -65,7 +65,7 @@ def _given(overrides: list[str], key: str) -> bool:
 def check(opts: argparse.Namespace, overrides: list[str], out: Path) -> tuple[list[Row], dict]:
     """Run the checks; (rows in CHECKS order, everything else for the JSON). ConfigError on a bad config."""
     from train.config.machine_checks import cuda_available
-    from train.engines.selection import rollout_engine
+    from train.engines.choice import rollout_engine
     from train.gpu_check import memory
     from train.gpu_check.environment import probe
     from train.gpu_check.verdicts import MemoryInputs, Wants, environment_row, memory_row, not_run

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from train.config.machine_checks import GIB, SUPPORTED
-from train.engines.selection import Engine
+from train.engines.choice import Engine
 from train.gpu_check.environment import Environment
 
 PASS, FAIL, INFO, NOT_RUN = "PASS", "FAIL", "INFO", "NOT RUN"
@@ -53,7 +53,7 @@ class Wants:
 
     gpu_recipe: bool  # use_cpu is false
     four_bit: bool  # load_in_4bit
-    engine: Engine  # which engine rolls out (train.engines.selection.rollout_engine)
+    engine: Engine  # which engine rolls out (train.engines.choice.rollout_engine)
 
 
 def environment_row(env: Environment, wants: Wants) -> Row:

@@ -429,8 +429,8 @@ def test_the_arithmetic_defaults_are_the_generators_and_the_eval_tasks():
     """Training's arithmetic_* keys, the eval task's -T options and the generator draw the same problems by default."""
     import inspect
 
-    from evals.math_data import ARITHMETIC_DEFAULTS, procedural_arithmetic
     from evals.math_task import math_verified
+    from problems.math_data import ARITHMETIC_DEFAULTS, procedural_arithmetic
     from train.config import ScriptArguments
     from train.data.rows import arithmetic_settings
 

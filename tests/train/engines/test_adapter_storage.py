@@ -113,7 +113,7 @@ def test_the_engine_falls_back_to_disk_when_shm_is_full(tiny_policy, free_space,
 
 
 def test_adapter_root_is_a_config_key_that_reaches_the_engine(tmp_path):
-    from train.engines.selection import engine_factory
+    from train.engines.factory import engine_factory
 
     script_args, training_args, model_args = parse_config(
         ["--config", "configs/cpu-smollm2-vllm.yaml", "--adapter_root", str(tmp_path / "a")]

@@ -14,8 +14,8 @@ import pytest
 from tests.helpers.training import fake_accelerator
 from train.engines import colocated
 from train.engines.base import AdapterEngine
+from train.engines.choice import Engine
 from train.engines.colocated import AdapterSyncGeneration, EngineSettings
-from train.engines.selection import Engine
 
 
 class Recorded(AdapterEngine):

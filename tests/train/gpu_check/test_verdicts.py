@@ -16,7 +16,7 @@ from tests.helpers import REPO
 from tests.helpers.model_shapes import QWEN_1_5B
 from train.config import parse_config
 from train.config.machine_checks import GIB, SUPPORTED, MemoryEstimate
-from train.engines.selection import Engine
+from train.engines.choice import Engine
 from train.gpu_check import memory
 from train.gpu_check.environment import Environment, bitsandbytes_support
 from train.gpu_check.verdicts import (

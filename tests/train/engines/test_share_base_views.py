@@ -14,7 +14,7 @@ from bitsandbytes.functional import dequantize_blockwise, has_avx512bf16, quanti
 from bitsandbytes.nn import Linear4bit
 
 from train.config import ConfigError
-from train.engines.shared_base import SharedLayoutError, share_base
+from train.engines.share_base_views import SharedLayoutError, share_base
 
 PACKED = {"qkv_proj": ["q_proj", "k_proj", "v_proj"], "gate_up_proj": ["gate_proj", "up_proj"]}
 VOCAB, PADDED_VOCAB = 96, 128  # vLLM pads the vocabulary to a multiple of 64

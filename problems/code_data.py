@@ -13,10 +13,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from evals.math_data import DatasetError, json_records, require_file
+from problems.math_data import DatasetError, json_records, require_file
 from rewards import InvalidTests, build_code_messages, parse_test_spec
 
-BUNDLED_CODE_PROBLEMS = Path(__file__).parent / "data" / "code_problems.jsonl"
+BUNDLED_CODE_PROBLEMS = Path(__file__).parents[1] / "evals" / "data" / "code_problems.jsonl"  # evals package data
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ audit re-judges with which scorer, the per-step metrics the run plot draws, and 
 training run's held-out evals run (with that task's arguments for the problems a config does not train on). ``train/data/rows.py``,
 ``train/config/`` (sources and reward names), ``evals/rollout_audit.py`` and ``scripts/plot_run.py``
 read ``DOMAINS`` at use time, so a new domain is one module of problems plus one row here
-(tests/evals/test_domains.py adds a toy one and removes it).
+(tests/problems/test_domains.py adds a toy one and removes it).
 
-Standard library, ``evals.math_data``, ``evals.code_data`` and ``rewards`` only: no Inspect, no torch.
+Standard library, ``problems.math_data``, ``problems.code_data`` and ``rewards`` only: no Inspect, no torch.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evals.code_data import CodeProblem, load_code_problems
-from evals.math_data import SOURCES as MATH_SOURCES
-from evals.math_data import DatasetError, MathProblem, load_problems
-from evals.rollout_format import train_score_name
+from problems.code_data import CodeProblem, load_code_problems
+from problems.math_data import SOURCES as MATH_SOURCES
+from problems.math_data import DatasetError, MathProblem, load_problems
+from records.rollout_format import train_score_name
 from rewards import build_messages
 
 

@@ -1,11 +1,11 @@
-"""evals/bnb_cpu.py: a 4-bit layer computes in eval mode what it computes in training, and an eval-mode
+"""cpu/bnb_cpu.py: a 4-bit layer computes in eval mode what it computes in training, and an eval-mode
 forward leaves the gradient intact. Real bitsandbytes layers on this CPU; the layer without the switch shows
 the defect the switch exists for (only where bitsandbytes has its AVX512-BF16 path)."""
 
 import pytest
 import torch
 
-from evals.bnb_cpu import dequantize_once, dequantized, keep_training_kernel
+from cpu.bnb_cpu import dequantize_once, dequantized, keep_training_kernel
 
 bnb = pytest.importorskip("bitsandbytes")
 from bitsandbytes.functional import has_avx512bf16  # noqa: E402

@@ -1,7 +1,7 @@
 """``vllm_share_base: true``: what it refuses before anything loads, and the vLLM storage layouts it knows.
 
 With sharing on, the trainer's 4-bit layers become views of the packed weights the colocated vLLM loaded
-(``train/engines/shared_base.py``). That is only safe where both live in one process, for the whole run, in a
+(``train/engines/share_base_views.py``). That is only safe where both live in one process, for the whole run, in a
 layout read from vLLM's source. Every combination that breaks one of those is refused here, before any model
 loads, each with its reason and fix. A layout surprise that only a loaded model can show (a vLLM recognised by
 its version whose tensors still differ) is refused right after vLLM loads, by the engine. Imports no torch.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from train.config.arguments import ConfigError
 from train.config.machine_checks import PLUGIN as BNB_PLUGIN
 from train.config.machine_checks import MachineConfigError, installed_bnb_plugin, installed_vllm, minor_version
-from train.engines.selection import Engine, rollout_engine
+from train.engines.choice import Engine, rollout_engine
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
-"""evals/domains.py: a third answer domain is one table row, and training data, the audit and the plot see it."""
+"""problems/domains.py: a third answer domain is one table row, and training data, the audit and the plot see it."""
 
 from dataclasses import dataclass
 from types import SimpleNamespace
 
 import pytest
 
-from evals import domains
-from evals.domains import CODE, DOMAINS, MATH, Domain
+from problems import domains
+from problems.domains import CODE, DOMAINS, MATH, Domain
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""GRPOTrainer that hands every scored generation batch to a RolloutRecorder, owns its rollout engine, and
+"""The trainer: TRL's GRPOTrainer (``RecordingGRPOTrainer``) that hands every scored generation batch to a RolloutRecorder, owns its rollout engine, and
 evaluates with the held-out Inspect eval (``train/artifacts/held_out.py``).
 
 TRL keeps the last batch's prompts, completions, per-function rewards and advantages (for its
@@ -35,7 +35,7 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         held_out_eval: HeldOutEval | None = None,
         **kwargs,
     ):
-        """``engine_factory`` (``train.engines.selection.engine_factory``): the adapter engine TRL's vLLM
+        """``engine_factory`` (``train.engines.factory.engine_factory``): the adapter engine TRL's vLLM
         generation object is built as; None: TRL's own generation. ``held_out_eval``: what ``evaluate`` runs
         (``train/artifacts/held_out.py``); its problems are the ``eval_dataset``."""
         if held_out_eval is not None:
@@ -52,11 +52,11 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
     @contextmanager
     def generating(self):
         """TRL's own generation on CPU, sped up without changing a bit of what it samples: a 4-bit base is
-        dequantized once per batch instead of on every decoding step (evals/bnb_cpu.py ``dequantized``), and
+        dequantized once per batch instead of on every decoding step (cpu/bnb_cpu.py ``dequantized``), and
         attention reads grouped KV heads instead of copying the cache per query head
-        (evals/grouped_attention.py). Not with vLLM, which generates elsewhere."""
-        from evals.bnb_cpu import dequantized
-        from evals.grouped_attention import grouped_kv_attention
+        (cpu/grouped_attention.py). Not with vLLM, which generates elsewhere."""
+        from cpu.bnb_cpu import dequantized
+        from cpu.grouped_attention import grouped_kv_attention
 
         if self.use_vllm or next(self.model.parameters()).device.type != "cpu":
             yield

@@ -1,10 +1,10 @@
-"""evals/greedy_batch.py: the shared-prefix greedy batch picks the tokens transformers' greedy generate picks,
+"""cpu/greedy_batch.py: the shared-prefix greedy batch picks the tokens transformers' greedy generate picks,
 whatever order the requests come in, and steps aside for anything but a plain greedy request."""
 
 import pytest
 
-from evals.greedy_batch import SharedPrefixGreedy, greedy_generate, plain_greedy_config, shared_prefix_length
-from evals.math_data import procedural_arithmetic
+from cpu.greedy_batch import SharedPrefixGreedy, greedy_generate, plain_greedy_config, shared_prefix_length
+from problems.math_data import procedural_arithmetic
 from rewards import build_messages
 from tests.helpers import MODEL
 

@@ -2,9 +2,9 @@
 an error naming it (for the checkpoint provider too), never a silent default."""
 
 import pytest
+from evals.run_manifest import RunManifestError, read_run_manifest
 
 from evals.checkpoint_model import CheckpointError, read_run
-from evals.run_manifest import RunManifestError, read_run_manifest
 from train.artifacts.manifest import write_manifest
 
 MANIFEST = {

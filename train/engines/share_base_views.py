@@ -6,7 +6,7 @@ bitsandbytes ``Linear4bit`` under the trainer's LoRA layers at its own bytes ins
 embeddings (and an untied head) at vLLM's tensor where both hold the same dtype, without a copy, then lets the
 trainer's own tensors go. LoRA stays on the trainer's modules; vLLM keeps serving each adapter version as before.
 
-vLLM's layout (read in the versions ``train/config/share_base.py`` lists): a 4-bit layer holds one uint8 parameter
+vLLM's layout (read in the versions ``train/config/share_base_checks.py`` lists): a 4-bit layer holds one uint8 parameter
 of shape (bytes, 1); a fused layer (``qkv_proj``, ``gate_up_proj``: the model's ``packed_modules_mapping``) keeps its
 shards back to back at ``weight.bnb_shard_offsets`` (bytes), each with its own ``QuantState`` in
 ``weight.bnb_quant_state`` (double quantization undone at load: fp32 absmax); under vLLM's LoRA the layer is the
@@ -211,7 +211,7 @@ def _plan_4bit(trainer: dict[str, torch.nn.Module], vllm: torch.nn.Module) -> li
 
 
 def _layout_error(problems: list[str]) -> SharedLayoutError:
-    from train.config.share_base import recognised_layouts
+    from train.config.share_base_checks import recognised_layouts
 
     return SharedLayoutError(
         "vllm_share_base: vLLM's loaded 4-bit weights are not in the layout the trainer can view: "

@@ -2,8 +2,8 @@
 
 import pytest
 
-from evals.code_data import load_code_problems
-from evals.math_data import (
+from problems.code_data import load_code_problems
+from problems.math_data import (
     DatasetError,
     DatasetUnavailable,
     load_file,
@@ -118,7 +118,7 @@ def test_malformed_jsonl_reports_the_real_column(tmp_path, line, column):
     path.write_text('{"question": "q", "answer": "1"}\n' + line + "\n\n")
     with pytest.raises(DatasetError, match=rf"bad\.jsonl:2: malformed JSON \(.* at column {column}\)$"):
         load_file(path)
-    path.write_text(line + "\n")  # every jsonl reader shares the line reader, evals/code_data.py's too
+    path.write_text(line + "\n")  # every jsonl reader shares the line reader, problems/code_data.py's too
     for load in (load_file, lambda p: load_gsm8k(path=p), load_code_problems):
         with pytest.raises(DatasetError, match=rf"bad\.jsonl:1: malformed JSON \(.* at column {column}\)$"):
             load(path)

@@ -3,7 +3,7 @@ fix; the vLLM versions whose 4-bit storage layout was read pass; the memory esti
 
 import pytest
 
-import train.config.share_base as sb
+import train.config.share_base_checks as sb
 from tests.helpers import MODEL, REPO
 from tests.helpers.model_shapes import QWEN_1_5B, QWEN_3B, QWEN_7B
 from train.config import ConfigError, parse_config, validate
@@ -153,12 +153,12 @@ SEVEN_B_RECIPE += ("--vllm_gpu_memory_utilization", "0.45")
     ],
 )
 def test_the_documented_estimates_with_and_without_sharing(monkeypatch, recipe, shape, overrides, gib):
-    import train.config.machine_checks as mc
+    import train.config.memory_model as mm
 
-    monkeypatch.setattr(mc, "_model_config", lambda path: shape)
+    monkeypatch.setattr(mm, "_model_config", lambda path: shape)
     estimates = []
     for sleep, share in (("true", False), ("false", False), ("false", True)):
         config = ["--config", str(REPO / "configs" / f"{recipe}.yaml"), *overrides, "--vllm_enable_sleep_mode", sleep]
         _, training_args, model_args = parse_config([*config, "--use_cpu", "true", "--bf16", "false"])
-        estimates.append(round(mc.estimate_for(training_args, model_args, 16e9, share_base=share).total / GIB, 1))
+        estimates.append(round(mm.estimate_for(training_args, model_args, 16e9, share_base=share).total / GIB, 1))
     assert tuple(estimates) == gib

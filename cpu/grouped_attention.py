@@ -5,7 +5,7 @@ heads whenever an attention mask is given, because CUDA's fused kernels fall bac
 masked grouped-query call. Padded batches always carry a mask, so on CPU every layer copied its whole KV cache
 on every decoding step: for SmolLM2-135M (3 KV heads for 9 query heads) greedy decoding spent more time in
 that copy than in the matrix products. torch's CPU kernel takes the grouped heads directly (``enable_gqa``)
-with a mask, and its logits are bit for bit those of the repeated heads (tests/evals/test_grouped_attention.py;
+with a mask, and its logits are bit for bit those of the repeated heads (tests/cpu/test_grouped_attention.py;
 64 problems decoded greedily: 37 -> 26 CPU-s, the same tokens).
 
 ``grouped_kv_attention`` switches that on for the length of a ``with`` block, for CPU tensors and only where no

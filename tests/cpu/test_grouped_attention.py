@@ -1,4 +1,4 @@
-"""evals/grouped_attention.py: on CPU, grouped KV heads give bit for bit the logits and greedy tokens of the
+"""cpu/grouped_attention.py: on CPU, grouped KV heads give bit for bit the logits and greedy tokens of the
 repeated heads transformers passes by default, only where no gradient is taken, and only inside the block.
 The real SmolLM2-135M (3 KV heads for 9 query heads) on padded batches of the math task's prompts."""
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 from transformers.integrations import sdpa_attention
 
-from evals.greedy_batch import greedy_generate
-from evals.grouped_attention import grouped_kv_attention
+from cpu.greedy_batch import greedy_generate
+from cpu.grouped_attention import grouped_kv_attention
 from rewards import build_messages
 
 QUESTIONS = [f"Ava has {a} cards. Ava gets {b} more. How many cards are there now?" for a, b in ((3, 4), (12, 9))]
@@ -43,7 +43,7 @@ def test_greedy_decoding_gives_the_same_tokens(model_and_batch, monkeypatch):
     model, tokenizer, batch = model_and_batch
     args = (model, batch.input_ids, batch.attention_mask, 12, [tokenizer.eos_token_id], tokenizer.pad_token_id)
     grouped = greedy_generate(*args)  # greedy_generate decodes inside grouped_kv_attention
-    monkeypatch.setattr("evals.greedy_batch.grouped_kv_attention", lambda: torch.no_grad())  # the heads repeated
+    monkeypatch.setattr("cpu.greedy_batch.grouped_kv_attention", lambda: torch.no_grad())  # the heads repeated
     assert torch.equal(greedy_generate(*args), grouped)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from evals.grouped_attention import grouped_kv_attention
+from cpu.grouped_attention import grouped_kv_attention
 
 # generate() keywords a greedy request may carry: sampling knobs are ignored by greedy decoding (as
 # generate() ignores them with do_sample=False); anything else (logits, hidden states, stop strings,
@@ -96,7 +96,7 @@ def greedy_generate(
     order = sorted(range(len(rows)), key=lambda i: rows[i].tolist())
     result = torch.full((len(rows), max_new_tokens), pad_token_id, dtype=input_ids.dtype, device=input_ids.device)
     steps = 0
-    with grouped_kv_attention():  # the KV cache is not copied per query head (evals/grouped_attention.py)
+    with grouped_kv_attention():  # the KV cache is not copied per query head (cpu/grouped_attention.py)
         for start in range(0, len(order), group_size):
             group = order[start : start + group_size]
             tokens = _decode_group(model, [rows[i] for i in group], max_new_tokens, eos, pad_token_id)

@@ -1,0 +1,9 @@
+"""CPU kernels: the trainer's generation and the ``verigrpo/`` checkpoint evals run the same model code on CPU, so
+both use these (torch + transformers + bitsandbytes; no Inspect, nothing of train/ or evals/).
+
+- ``bnb_cpu``: a 4-bit (bitsandbytes) model computes on CPU what it computes in training, also in eval mode
+  (``keep_training_kernel``), and an inference-only one dequantizes each layer once (``dequantize_once``)
+- ``grouped_attention``: decoding without copying the KV cache once per query head (``grouped_kv_attention``)
+- ``greedy_batch``: greedy decoding of a batch whose prompts share a prefix (computed once; finished rows dropped),
+  behind ``evals/checkpoint_model.py``'s ``generate``
+"""

@@ -1,0 +1,8 @@
+"""The problems training and the evals share, so neither imports the other for them: standard library +
+``rewards`` only (no Inspect, no torch).
+
+- ``domains``: one record per answer domain (math, code): sources, loader, training row, rewards, scorers, plot metrics
+- ``math_data``: math problem sources: procedural arithmetic, jsonl/json, GSM8K, MATH-500
+- ``code_data``: code problems: the bundled set (``evals/data/code_problems.jsonl``, 28, shipped as the evals'
+  package data where users found it) or your jsonl
+"""
