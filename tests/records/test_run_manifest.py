@@ -1,10 +1,10 @@
-"""evals/run_manifest.py, the one reader of run.json: what training writes reads back, and a broken file is
+"""records/run_manifest.py, the one reader of run.json: what training writes reads back, and a broken file is
 an error naming it (for the checkpoint provider too), never a silent default."""
 
 import pytest
-from evals.run_manifest import RunManifestError, read_run_manifest
 
 from evals.checkpoint_model import CheckpointError, read_run
+from records.run_manifest import RunManifestError, read_run_manifest
 from train.artifacts.manifest import write_manifest
 
 MANIFEST = {
