@@ -102,8 +102,15 @@ def dead_url():
 SANDBOX_DOCTESTS = {"rewards.code.code_rewards.code_tests"}  # doctests that run real sandboxes
 
 
+INTEGRATION = REPO / "tests" / "integration"  # real runs (training, vLLM, check_gpu): minutes each
+
+
 def pytest_collection_modifyitems(config, items):
-    """Sandbox doctests follow the ``needs_sandbox`` rule: skip where bwrap cannot run, fail in CI."""
+    """Under pytest-xdist (``make test``), the integration tests are scheduled first: each takes minutes, and
+    one started last would leave the other worker idle until it ends. Sandbox doctests follow the
+    ``needs_sandbox`` rule: skip where bwrap cannot run, fail in CI."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts its own collection the same way
+        items.sort(key=lambda item: not item.path.is_relative_to(INTEGRATION))  # stable: each file stays in order
     hits = [item for item in items if item.name in SANDBOX_DOCTESTS]
     if not hits or os.environ.get("VERIGRPO_REQUIRE_SANDBOX") == "1":
         return

@@ -202,13 +202,17 @@ def test_resource_attacks_in_the_solution_are_stopped_in_time(hack):
     assert verdict.passed <= WRONG_EARNS and not verdict.correct
 
 
+# the answer cap, not the clock, must stop the echo: 15 MB of repr took over the default 5 s wall at load 13 on 2 cores
+UNHURRIED = SandboxLimits(wall_s=60)
+
+
 def test_big_trusted_arguments_cross_and_the_answer_cap_holds():
     tests = {
         "asserts": ["assert size(list(range(200_000))) == 200_000", "assert size([1]) == 1"],
         "entry_point": "size",
     }
-    assert grade_code_sync("```python\ndef size(xs):\n    return len(xs)\n```", tests).passed == 2
-    echo = grade_code_sync("```python\ndef size(xs):\n    return [0] * 5_000_000\n```", tests)
+    assert grade_code_sync("```python\ndef size(xs):\n    return len(xs)\n```", tests, UNHURRIED).passed == 2
+    echo = grade_code_sync("```python\ndef size(xs):\n    return [0] * 5_000_000\n```", tests, UNHURRIED)
     assert echo.passed == 0 and "over" in echo.outcomes[0].message
 
 

@@ -17,9 +17,10 @@ SCRIPT = REPO / "configs" / "slurm" / "grpo-vllm-server.sbatch"
 def run_script(tmp_path, nodes: int, batch: str | None = None) -> tuple[subprocess.CompletedProcess, list[list[str]]]:
     fake = tmp_path / "bin"
     fake.mkdir()
-    record = tmp_path / "srun.calls"
+    record = tmp_path / "srun.calls"  # one file per call: the servers' srun runs in the background (&)
+    record.mkdir()
     (fake / "scontrol").write_text("#!/bin/bash\nfor i in $(seq 1 " + str(nodes) + "); do echo node$i; done\n")
-    (fake / "srun").write_text(f'#!/bin/bash\nprintf "%q " "$@" >> {record}\necho >> {record}\n')
+    (fake / "srun").write_text(f'#!/bin/bash\nprintf "%q " "$@" > "$(mktemp -p {record})"\n')
     for tool in ("scontrol", "srun"):
         (fake / tool).chmod(0o755)
     env = {
@@ -35,8 +36,9 @@ def run_script(tmp_path, nodes: int, batch: str | None = None) -> tuple[subproce
         env["BATCH"] = batch
     # the script sources .venv/bin/activate (it puts the stand-ins behind .venv/bin, which has no srun/scontrol)
     result = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    calls = [shlex.split(line) for line in record.read_text().splitlines()] if record.exists() else []
-    return result, calls
+    calls = [shlex.split(path.read_text()) for path in record.iterdir()]
+    # [servers, trainers] whichever srun ran first: only the trainers' call ends the others on a failure
+    return result, sorted(calls, key=lambda call: "--kill-on-bad-exit=1" in call)
 
 
 def test_the_trainers_stop_together_use_their_cores_and_keep_the_recipes_batch(tmp_path):
