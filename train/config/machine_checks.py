@@ -25,6 +25,7 @@ from train.config.memory_model import (  # noqa: F401 - the memory model's names
     estimate_memory,
 )
 from train.engines.choice import Engine, rollout_engine
+from train.vllm_seams import quantization_methods
 
 # The vLLM lines the adapter engine runs on: TRL 1.16 accepts 0.22-0.31 (and only warns outside); the
 # engine's request and LoRA APIs were read and run on 0.26-0.31 (docs/gpu-16gb.md#vllm-versions).
@@ -109,13 +110,10 @@ def bnb_registration_problem() -> str | None:
     it shows before any model loads.
     """
     try:
-        from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
-        from vllm.plugins import load_general_plugins
-
-        load_general_plugins()
+        methods = quantization_methods()
     except Exception as exc:  # an import or a plugin's register() failing: the engine would fail the same way
         return f"{type(exc).__name__}: {exc}"
-    if "bitsandbytes" not in QUANTIZATION_METHODS:
+    if "bitsandbytes" not in methods:
         return "vLLM loaded its plugins and still has no quantization method 'bitsandbytes' (see vLLM's log above)"
     return None
 
