@@ -41,19 +41,22 @@ def _name(name: str) -> str:
     return name if registry_name(_probe, name) == f"{NAMESPACE}/{name}" else f"{NAMESPACE}/{name}"
 
 
-# The scorers below and evals/verify.py's are two registrations (installed ``verigrpo/<name>`` here, the
-# file-path name there: Inspect derives the prefix from the defining module) of one implementation each,
-# ``evals.math_scoring.math_scorer`` and ``evals.code_scoring.code_scorer``, with the same parameters.
+# Each scorer's one registration. evals/verify.py declares the same names for ``--scorer evals/verify.py@<name>``
+# and resolves them to these objects (no second registration).
 @scorer(metrics=MATH_METRICS, name=_name("math_verifier"))
 def math_verifier(think: str = "none") -> Scorer:
-    """Correct when the completion's final answer equals the target under ``rewards.grade`` (``-S think=``
-    as in ``evals.verify.math_verifier``)."""
+    """Correct when the completion's final answer equals the target under ``rewards.grade``.
+
+    ``think``: ``"none"`` grades the whole completion; ``"after_last_close"`` only what follows the last ``</think>``
+    (no tag, no answer). Use the setting the model was trained with (``inspect score ... -S think=after_last_close``).
+    """
     return math_scorer(think)
 
 
 @scorer(metrics=CODE_METRICS, name=_name("unit_test_scorer"))
 def unit_test_scorer() -> Scorer:
-    """Fraction of the target's unit tests passed in sandboxes (``rewards.grade_code``)."""
+    """Fraction of the target's unit tests the completion's last ```python block passes, in sandboxes
+    (``rewards.grade_code``: the coroutine the ``code_tests`` reward runs)."""
     return code_scorer()
 
 
