@@ -7,6 +7,8 @@ providers, and the tools that re-score and audit logs.
   one registered ``verigrpo/<name>`` object; ``from evals.verify import is_correct``
 - ``code_task``: ``@task code_verified`` (``tools=true``: a python tool in the bwrap sandbox), ``record_to_sample``
 - ``code_scoring``: one Score from a code Verdict (fraction + passed_all), tamper markers in metadata
+- ``domain_task``: ``@task domain_verified`` and the ``verigrpo/domain_scorer`` body: any domain that declares its
+  judge as ``grade`` (problems/domains.py), evaluated with no Inspect code of its own
 - ``chat``: ``chat_messages``: ``{"role", "content"}`` dicts as Inspect messages (the one role table)
 - ``bwrap_sandbox``: the Inspect sandbox provider ``bwrap`` (exec / read_file / write_file, all inside bwrap)
 - ``checkpoint_model``: the model provider ``verigrpo/<run dir>``: a checkpoint loaded as its run.json says it

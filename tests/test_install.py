@@ -56,6 +56,7 @@ for name in sys.argv[2].split(","):
     assert pathlib.Path(module.__file__).is_relative_to(site), (name, module.__file__)
 from inspect_ai._util.registry import registry_lookup
 for kind, name in [("scorer", "verigrpo/math_verifier"), ("scorer", "verigrpo/unit_test_scorer"),
+                   ("scorer", "verigrpo/domain_scorer"),
                    ("metric", "verigrpo/group_mean"), ("metric", "verigrpo/pass_at_G"),
                    ("sandboxenv", "verigrpo/bwrap"), ("modelapi", "verigrpo/verigrpo"),
                    ("modelapi", "verigrpo/verigrpo-policy")]:
@@ -110,4 +111,8 @@ def test_the_wheel_installs_and_works_outside_the_checkout(tmp_path):
 
     tasks = in_venv("-m", "inspect_ai", "list", "tasks", "evals", cwd=site)  # Inspect takes relative paths only
     assert tasks.returncode == 0, tasks.stderr[-3000:]
-    assert tasks.stdout.split() == ["evals/code_task.py@code_verified", "evals/math_task.py@math_verified"]
+    assert tasks.stdout.split() == [
+        "evals/code_task.py@code_verified",
+        "evals/domain_task.py@domain_verified",
+        "evals/math_task.py@math_verified",
+    ]
