@@ -3,6 +3,7 @@
     arguments.py       ScriptArguments (data, rewards, think, prompt, vLLM servers), the ranges of every
                        numeric key, ConfigError, CheckedGRPOConfig, CheckedModelConfig
     parsing.py         parse_config: TRL's parser on --config FILE.yaml + overrides; its errors explained
+    recipe_base.py     a config's `base:` chain merged into the one mapping TRL reads (configs/base/)
     validation.py      validate: every check on the config alone (rewards, data, model, servers, quantization)
     lora_checks.py     LoRA targets resolved on the configured model; what vLLM cannot serve of an adapter
     machine_checks.py  machine pre-flight: device, vLLM build/version + bitsandbytes plugin, 4-bit matching,
