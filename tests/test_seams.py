@@ -30,7 +30,7 @@ SEAMS = {  # library: (its seam module, the names only that module may use)
     "TRL": (
         "train/trl_seams.py",
         {"_generate_and_score_completions", "_log_completion_extra", "_load_from_checkpoint", "_init_vllm",
-         "_llm_weights_sleeping", "_dist"},
+         "_llm_weights_sleeping", "_dist", "_log_metrics"},
     ),
 }  # fmt: skip
 REPLACED_ATTRIBUTES = {"forward": "cpu/bnb_seams.py", "quant_state": "cpu/bnb_seams.py"}  # assigned or deleted
