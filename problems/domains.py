@@ -13,7 +13,8 @@ A row declares its judge in one of two ways. A built-in domain names functions r
 ``reward_names`` (``rewards.REWARD_FUNCS``) and ``scorer`` (a registered Inspect scorer) and ``eval_task``. A new
 domain gives ``grade(completion_text, target) -> float in [0, 1]`` instead, and the row derives the rest from that
 one function: the reward ``<name>_grade`` (reading the training row's ``answer`` column as the target), the scorer
-``verigrpo/domain_scorer`` and the eval task ``evals/domain_task.py@domain_verified`` (``-T domain=<name>``), so its
+``verigrpo/domain_scorer``, the eval task ``evals/domain_task.py@domain_verified`` (``-T domain=<name>``) and the run
+plot's line for the reward, so its
 training reward and its eval metric are one function (docs/adding-a-domain.md; tests/integration/test_new_domain.py
 trains one step on a toy domain and evaluates it with ``inspect eval``). ``reward_funcs`` resolves reward names over
 both kinds.
@@ -72,6 +73,7 @@ class Domain:
         set_(self, "reward_names", frozenset(self.reward_names) | {self.grade_reward})
         set_(self, "scorer", self.scorer or DOMAIN_SCORER)
         set_(self, "eval_task", self.eval_task or DOMAIN_TASK)
+        set_(self, "metrics", self.metrics or ((f"rewards/{self.grade_reward}/mean", f"{self.name} grade", "-."),))
 
     @property
     def grade_reward(self) -> str:

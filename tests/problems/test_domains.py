@@ -145,6 +145,7 @@ GRADED = Domain(
 def test_a_graded_row_derives_reward_scorer_and_task():
     assert GRADED.reward_names == {"letter_grade"} and GRADED.scorer == domains.DOMAIN_SCORER
     assert GRADED.eval_task == domains.DOMAIN_TASK
+    assert GRADED.metrics == (("rewards/letter_grade/mean", "letter grade", "-."),)  # the run plot's line
     assert MATH.rewards() == {} and CODE.rewards() == {}  # built-in rows name functions registered elsewhere
 
 
