@@ -12,7 +12,7 @@ import platform
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 
-from train.config.machine_checks import bnb_registration_problem, installed_vllm
+from train.config.vllm_install import bnb_registration_problem, installed_vllm
 from train.vllm_seams import nvml, quantization_methods, vllm_platform
 
 PACKAGES = ("torch", "transformers", "trl", "peft", "bitsandbytes")
