@@ -6,13 +6,14 @@ import ast
 import inspect
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai._eval.loader import scorer_from_spec
-from inspect_ai._util.registry import registry_find, registry_info, registry_lookup
+from inspect_ai._util.registry import registry_info, registry_lookup
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import read_eval_log
 from inspect_ai.scorer import exact
@@ -25,14 +26,32 @@ from tests.helpers import BIN, REPO
 SCORERS = ["math_verifier", "unit_test_scorer"]
 
 
-@pytest.mark.parametrize("name", SCORERS)
-def test_each_scorer_is_one_registered_object(name):
+IDENTITY = """
+import evals.verify, verigrpo
+from inspect_ai._util.registry import registry_find, registry_lookup
+for name in ("math_verifier", "unit_test_scorer"):
     registered = getattr(verigrpo, name)
-    assert getattr(evals.verify, name) is registered
-    assert registry_lookup("scorer", f"verigrpo/{name}") is registered
-    assert registry_lookup("scorer", name) is registered  # the bare name: a second key, not a second scorer
+    assert getattr(evals.verify, name) is registered, name
+    assert registry_lookup("scorer", f"verigrpo/{name}") is registered, name
+    assert registry_lookup("scorer", name) is registered, name  # the bare name: a second key, not a second scorer
     found = {id(o) for o in registry_find(lambda info: info.type == "scorer" and info.name.endswith(name))}
-    assert found == {id(registered)}
+    assert found == {id(registered)}, name
+print("ok")
+"""
+
+
+def test_each_scorer_is_one_registered_object():
+    """In a fresh process (Inspect re-runs a module it loads by file path, e.g. ``inspect list tasks evals/``, which
+    registers its objects anew: a long test session is not a clean registry)."""
+    run = subprocess.run([sys.executable, "-c", IDENTITY], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert run.stdout.strip() == "ok", run.stderr[-3000:]
+
+
+@pytest.mark.parametrize("name", SCORERS)
+def test_every_name_gives_the_registered_scorer_in_this_process(name):
+    assert getattr(evals.verify, name) is getattr(verigrpo, name)
+    for key in (name, f"verigrpo/{name}"):
+        assert registry_info(registry_lookup("scorer", key)).name == f"verigrpo/{name}"
 
 
 def test_the_project_decorates_each_scorer_once():
