@@ -10,7 +10,7 @@ autograd, so after one eval-mode forward the base layers pass no gradient: the L
 8.8 to 0.7 (the held-out-eval drift that docs/training.md described before its cause was known).
 
 ``keep_training_kernel`` switches the repack off on every 4-bit layer (bitsandbytes reads the layer's own
-``support_avx512bf16_for_cpu`` flag before repacking). Hand-written because bitsandbytes has no public switch.
+flag before repacking; ``cpu/bnb_seams.py`` sets it). Hand-written because bitsandbytes has no public switch.
 
 ``dequantize_once`` makes an *inference-only* 4-bit model on CPU fast without changing what it computes: the
 training path dequantizes every layer's weights on every call (for a decode step of a small batch that is
@@ -21,6 +21,8 @@ checked on a probe input against its own forward, bit for bit, and left as it is
 from __future__ import annotations
 
 from contextlib import contextmanager
+
+from cpu.bnb_seams import forward_replaced, repacked_for_cpu, replace_forward, restore_forward, stop_cpu_repack
 
 
 def keep_training_kernel(model) -> int:
@@ -39,12 +41,12 @@ def keep_training_kernel(model) -> int:
         if not isinstance(module, Linear4bit):
             continue
         state = getattr(module.weight, "quant_state", None)
-        if getattr(state, "packing_format_for_cpu", False):
+        if repacked_for_cpu(state):
             raise RuntimeError(
                 f"{name}: bitsandbytes already repacked this 4-bit layer for its CPU bf16 kernel (an eval-mode "
                 "forward ran before keep_training_kernel): load the model again and call it before any forward"
             )
-        module.support_avx512bf16_for_cpu = False
+        stop_cpu_repack(module)
         switched += 1
     return switched
 
@@ -70,7 +72,7 @@ def dequantized(model):
         yield len(layers)
     finally:
         for layer in layers:
-            del layer.forward  # the instance attribute set by _dequantize; the class's forward again
+            restore_forward(layer)  # the class's forward again
 
 
 def _dequantize(model) -> list:
@@ -84,7 +86,7 @@ def _dequantize(model) -> list:
     changed = []
     generator = torch.Generator().manual_seed(0)
     for module in model.modules():
-        if not isinstance(module, Linear4bit) or module.weight.device.type != "cpu" or "forward" in vars(module):
+        if not isinstance(module, Linear4bit) or module.weight.device.type != "cpu" or forward_replaced(module):
             continue
         dtype = module.compute_dtype or torch.float32
         with torch.no_grad():
@@ -98,7 +100,7 @@ def _dequantize(model) -> list:
             forward = _dequantized_forward(weight, bias, dtype)
             if not torch.equal(forward(probe), expected):
                 continue
-        module.forward = forward
+        replace_forward(module, forward)
         changed.append(module)
     return changed
 

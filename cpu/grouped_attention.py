@@ -10,29 +10,25 @@ with a mask, and its logits are bit for bit those of the repeated heads (tests/c
 
 ``grouped_kv_attention`` switches that on for the length of a ``with`` block, for CPU tensors and only where no
 gradient is taken (the backward of the grouped call sums the heads' gradients in another order). Hand-written
-because transformers decides it in a private helper, ``use_gqa_in_sdpa``, with no setting.
+because transformers decides it in a private helper with no setting (reached through ``cpu/transformers_seams.py``).
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 
+from cpu.transformers_seams import gqa_decision
+
 
 @contextmanager
 def grouped_kv_attention():
     """Inside the block, transformers' SDPA attention passes grouped KV heads to torch on CPU without gradients."""
     import torch
-    from transformers.integrations import sdpa_attention
 
-    original = sdpa_attention.use_gqa_in_sdpa
-
-    def use_gqa_in_sdpa(attention_mask, key, value):
+    def grouped_on_cpu(attention_mask, key, value, original):
         if key.device.type == "cpu" and not torch.is_grad_enabled():
             return key.shape[-1] == value.shape[-1] <= 256  # the head sizes torch's kernel takes
         return original(attention_mask, key, value)
 
-    sdpa_attention.use_gqa_in_sdpa = use_gqa_in_sdpa
-    try:
+    with gqa_decision(grouped_on_cpu):
         yield
-    finally:
-        sdpa_attention.use_gqa_in_sdpa = original

@@ -2,11 +2,13 @@
 providers, and the tools that re-score and audit logs.
 
 - ``math_task``: ``@task math_verified`` (+ ``gsm8k_verified``, ``math500_verified``), ``record_to_sample``
-- ``scoring``: one Score from a Verdict (correct C/I + format), shared by every registered scorer
-- ``verify``: the task files' scorers by file path: ``math_verifier``, ``unit_test_scorer``;
-  ``from evals.verify import is_correct``
+- ``math_scoring``: one Score from a Verdict (correct C/I + format), what ``verigrpo/math_verifier`` scores with
+- ``verify``: the scorers by file path (``--scorer evals/verify.py@math_verifier``, ``@unit_test_scorer``), each the
+  one registered ``verigrpo/<name>`` object; ``from evals.verify import is_correct``
 - ``code_task``: ``@task code_verified`` (``tools=true``: a python tool in the bwrap sandbox), ``record_to_sample``
 - ``code_scoring``: one Score from a code Verdict (fraction + passed_all), tamper markers in metadata
+- ``domain_task``: ``@task domain_verified`` and the ``verigrpo/domain_scorer`` body: any domain that declares its
+  judge as ``grade`` (problems/domains.py), evaluated with no Inspect code of its own
 - ``chat``: ``chat_messages``: ``{"role", "content"}`` dicts as Inspect messages (the one role table)
 - ``bwrap_sandbox``: the Inspect sandbox provider ``bwrap`` (exec / read_file / write_file, all inside bwrap)
 - ``checkpoint_model``: the model provider ``verigrpo/<run dir>``: a checkpoint loaded as its run.json says it
@@ -17,11 +19,14 @@ providers, and the tools that re-score and audit logs.
 - ``eval_pairs``: per-problem outcomes of two Inspect logs, checked to be the same problems, compared with ``paired``
 - ``policy_model``: the model provider ``verigrpo-policy``: a model object in memory (the policy a training run's
   held-out evals score), greedy, in batches fixed before the eval starts
-- ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``EvalScorer``,
+- ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``registry_alias``, ``EvalScorer``,
   ``EvalMetricDefinition``)
+- ``view_check``: read logs as a person does: ``inspect view`` in headless Chromium (tests, the README's screenshot)
+- ``group_metrics``: a rollout log's training scores as one result row: group mean and pass@G
 - ``score_diff``: which items changed grade between two scorers in one log
 - ``rollout_audit``: re-judge rollout logs with a scorer; paid-but-rejected counts per step window
-- ``inspect_plugin/``: installed as the package ``verigrpo``: Inspect's entry point, the scorers
-  ``verigrpo/math_verifier`` and ``verigrpo/unit_test_scorer``, the sandbox provider ``verigrpo/bwrap`` and the
-  model provider ``verigrpo``
+- ``inspect_plugin/``: installed as the package ``verigrpo``: Inspect's entry point, where every name is registered
+  once: the scorers ``verigrpo/math_verifier`` and ``verigrpo/unit_test_scorer``, the metrics ``verigrpo/group_mean``
+  and ``verigrpo/pass_at_G``, the sandbox provider ``verigrpo/bwrap`` and the model providers ``verigrpo`` and
+  ``verigrpo-policy``
 """

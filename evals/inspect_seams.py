@@ -10,15 +10,26 @@ Written against inspect-ai 0.3.285 (pinned in pyproject.toml). What checks each:
   tests/evals/test_checkpoint_model.py loads a checkpoint through ``--model verigrpo/<run dir>``.
 * ``resolve_declared_headline`` (which score and metric a task's ``headline_metric`` names; tests only):
   tests/evals/test_math_evals.py and tests/evals/test_code_evals.py.
+* ``_registry`` / ``registry_key`` (the registry's dict and its keys): ``registry_alias`` makes a second key for one
+  registered object, which Inspect's ``FILE@name`` resolution needs (``evals/verify.py``):
+  tests/evals/test_scorer_names.py resolves every scorer name through Inspect and runs ``inspect score`` by file path.
 
 Public Inspect API is used everywhere else (``inspect_ai.util.registry_create`` included).
 """
 
+from inspect_ai._util import registry as _inspect_registry
 from inspect_ai._util.registry import registry_name
 from inspect_ai.log._headline import _resolve_declared as resolve_declared_headline
 from inspect_ai.log._log import EvalMetricDefinition, EvalScorer
 
-__all__ = ["EvalMetricDefinition", "EvalScorer", "hf_model_api", "registry_name", "resolve_declared_headline"]
+__all__ = [
+    "EvalMetricDefinition",
+    "EvalScorer",
+    "hf_model_api",
+    "registry_alias",
+    "registry_name",
+    "resolve_declared_headline",
+]
 
 
 def hf_model_api() -> type:
@@ -26,3 +37,13 @@ def hf_model_api() -> type:
     from inspect_ai.model._providers.hf import HuggingFaceAPI
 
     return HuggingFaceAPI
+
+
+def registry_alias(kind: str, alias: str, registered: object) -> None:
+    """Make ``alias`` a second registry key (of ``kind``: "scorer", ...) for the already registered ``registered``: a
+    lookup of either name returns that one object, which keeps its own registry info (its name in logs)."""
+    key = _inspect_registry.registry_key(kind, alias)
+    if _inspect_registry._registry.get(key, registered) is not registered:
+        raise ValueError(f"Inspect's registry already holds another {kind} named {alias!r}")
+    _inspect_registry._registry[key] = registered
+    _inspect_registry._registry_version += 1  # Inspect's caches keyed on the registry's contents

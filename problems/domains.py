@@ -9,6 +9,16 @@ training run's held-out evals run (with that task's arguments for the problems a
 read ``DOMAINS`` at use time, so a new domain is one module of problems plus one row here
 (tests/problems/test_domains.py adds a toy one and removes it).
 
+A row declares its judge in one of two ways. A built-in domain names functions registered elsewhere:
+``reward_names`` (``rewards.REWARD_FUNCS``) and ``scorer`` (a registered Inspect scorer) and ``eval_task``. A new
+domain gives ``grade(completion_text, target) -> float in [0, 1]`` instead, and the row derives the rest from that
+one function: the reward ``<name>_grade`` (reading the training row's ``answer`` column as the target), the scorer
+``verigrpo/domain_scorer``, the eval task ``evals/domain_task.py@domain_verified`` (``-T domain=<name>``) and the run
+plot's line for the reward, so its
+training reward and its eval metric are one function (docs/adding-a-domain.md; tests/integration/test_new_domain.py
+trains one step on a toy domain and evaluates it with ``inspect eval``). ``reward_funcs`` resolves reward names over
+both kinds.
+
 Standard library, ``problems.math_data``, ``problems.code_data`` and ``rewards`` only: no Inspect, no torch.
 """
 
@@ -22,10 +32,14 @@ from problems.code_data import CodeProblem, load_code_problems
 from problems.math_data import SOURCES as MATH_SOURCES
 from problems.math_data import DatasetError, MathProblem, load_problems
 from records.rollout_format import train_score_name
-from rewards import build_messages
+from rewards import REWARD_FUNCS, build_messages, get_reward_funcs
+from rewards.common import completion_text
+
+DOMAIN_SCORER = "verigrpo/domain_scorer"  # a ``grade`` domain's scorer (evals/inspect_plugin), -S domain=<name>
+DOMAIN_TASK = "evals/domain_task.py@domain_verified"  # a ``grade`` domain's eval task, -T domain=<name>
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Domain:
     name: str
     sources: tuple[str, ...]  # the `dataset` values (config key, task argument) that yield this domain
@@ -33,8 +47,11 @@ class Domain:
     # (source, *, path, split, limit, seed, shuffle, **options) -> problems; options: source-specific settings
     load: Callable[..., list]
     training_row: Callable[[object, int], dict]  # (problem, num_shots) -> {"prompt", "id", + the reward's column}
-    reward_names: frozenset[str]  # rewards.REWARD_FUNCS names that score this domain (and no other)
-    scorer: str  # the registered Inspect scorer of its eval tasks (also the audit's re-scorer)
+    # (completion text, target) -> score in [0, 1]: a new domain's one judge, from which the row derives its reward
+    # ``<name>_grade``, its scorer and its eval task (the training row then carries the target as "answer")
+    grade: Callable[[str, str], float] | None = None
+    reward_names: frozenset[str] = frozenset()  # rewards.REWARD_FUNCS names that score this domain (and no other)
+    scorer: str = ""  # the registered Inspect scorer of its eval tasks (also the audit's re-scorer)
     # training score in a rollout log -> the key of the re-scorer's dict value that grades it
     audited: Mapping[str, str] = field(default_factory=dict)
     metrics: tuple[tuple[str, str, str], ...] = ()  # plot lines: (log-history key, label, line style)
@@ -46,6 +63,34 @@ class Domain:
     held_out: Callable[[object, int | None, int], dict] | None = None
     # the held-out eval's headline in the trainer's log history: (key, label); the eval logs every metric
     eval_metric: tuple[str, str] | None = None
+
+    def __post_init__(self):
+        if self.grade is None:
+            if not (self.reward_names and self.scorer):
+                raise ValueError(f"domain {self.name!r}: give grade, or reward_names and scorer")
+            return
+        set_ = object.__setattr__  # frozen: the derived fields are set once, here
+        set_(self, "reward_names", frozenset(self.reward_names) | {self.grade_reward})
+        set_(self, "scorer", self.scorer or DOMAIN_SCORER)
+        set_(self, "eval_task", self.eval_task or DOMAIN_TASK)
+        set_(self, "metrics", self.metrics or ((f"rewards/{self.grade_reward}/mean", f"{self.name} grade", "-."),))
+
+    @property
+    def grade_reward(self) -> str:
+        """The name of the reward a ``grade`` domain derives (``reward_funcs: [<name>_grade]``)."""
+        return f"{self.name}_grade"
+
+    def rewards(self) -> dict[str, Callable[..., list[float | None]]]:
+        """The reward functions this row brings itself (name -> TRL reward function): its ``grade`` as a reward."""
+        if self.grade is None:
+            return {}
+        grade = self.grade
+
+        def reward(completions, answer, **kwargs) -> list[float]:
+            return [float(grade(completion_text(c), target)) for c, target in zip(completions, answer)]
+
+        reward.__name__ = self.grade_reward  # TRL logs rewards/<__name__>/mean
+        return {self.grade_reward: reward}
 
 
 def _load_math(source: str, *, path=None, split="train", limit=None, seed=0, shuffle=False, **options) -> list:
@@ -169,6 +214,32 @@ def domain_of_problems(problems: list) -> Domain:
         if problems and isinstance(problems[0], domain.problem_type):
             return domain
     return MATH
+
+
+def domain_rewards() -> dict[str, Callable[..., list[float | None]]]:
+    """The reward functions the rows bring themselves (``grade`` domains), by name."""
+    return {name: func for domain in DOMAINS.values() for name, func in domain.rewards().items()}
+
+
+def reward_choices() -> list[str]:
+    """Every reward name a config may use: ``rewards.REWARD_FUNCS`` and the rows' own."""
+    return sorted({*REWARD_FUNCS, *domain_rewards()})
+
+
+def unknown_reward_names(names: list[str] | tuple[str, ...]) -> list[str]:
+    """The names that are no reward function, built in or a row's own."""
+    known = reward_choices()
+    return [name for name in names if name not in known]
+
+
+def reward_funcs(names: list[str] | tuple[str, ...], think: str) -> list[Callable[..., list[float | None]]]:
+    """The reward functions for ``names`` in order (``rewards.get_reward_funcs`` for the built-in ones, ``think``
+    frozen into those that read an answer); an unknown name raises with the valid ones."""
+    own = domain_rewards()
+    unknown = unknown_reward_names(names)
+    if unknown:
+        raise ValueError(f"unknown reward function(s) {unknown}: valid names are {reward_choices()}")
+    return [own[name] if name in own else get_reward_funcs([name], think=think)[0] for name in names]
 
 
 def reward_names_elsewhere(domain: Domain) -> frozenset[str]:

@@ -102,9 +102,11 @@ def warm_up(model) -> None:
     import torch
     from bitsandbytes.nn import Linear4bit
 
+    from cpu.bnb_seams import stop_cpu_repack
+
     for module in model.modules():
         if isinstance(module, Linear4bit):
-            module.support_avx512bf16_for_cpu = False
+            stop_cpu_repack(module)
     model.eval()
     with torch.no_grad():
         model(input_ids=torch.tensor([[1, 2, 3, 4]], device=model.device))

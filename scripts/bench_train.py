@@ -265,18 +265,16 @@ def profile_training(steps: int, overrides: list[str]) -> tuple[list[dict], obje
     Returns one dict per step (phase -> seconds, plus ``step`` for the whole step and the step's token
     counts) and the trainer (its model is then timed in plain transformers)."""
     from transformers import TrainerCallback
-    from trl.extras import profiling
 
     from train.grpo import build_trainer
+    from train.trl_seams import profiled_phases
 
     current: dict = defaultdict(float)
-    original = profiling.ProfilingContext._log_metrics
 
-    def record(context, duration: float) -> None:
-        phase = TRL_PHASES.get(context.name.split(".", 1)[-1])
+    def record(name: str, duration: float) -> None:
+        phase = TRL_PHASES.get(name.split(".", 1)[-1])
         if phase:
             current[phase] += duration
-        original(context, duration)
 
     def timed(phase: str, func):
         @functools.wraps(func)
@@ -305,19 +303,15 @@ def profile_training(steps: int, overrides: list[str]) -> tuple[list[dict], obje
         def on_step_end(self, args, state, control, **kwargs):
             per_step.append({**current, "step": time.perf_counter() - self.start})
 
-    profiling.ProfilingContext._log_metrics = record
-    try:
-        with TemporaryDirectory() as out:
-            trainer, recorder, _ = build_trainer(*config(out, steps, *overrides))
-            trainer.accelerator.backward = timed("backward", trainer.accelerator.backward)
-            trainer.log = timed("trainer logging", trainer.log)
-            if recorder is not None:
-                trainer._record = timed("rollout logging", trainer._record)
-                recorder.flush = timed("rollout logging", recorder.flush)
-            trainer.add_callback(StepTimer())
-            trainer.train()
-    finally:
-        profiling.ProfilingContext._log_metrics = original
+    with profiled_phases(record), TemporaryDirectory() as out:
+        trainer, recorder, _ = build_trainer(*config(out, steps, *overrides))
+        trainer.accelerator.backward = timed("backward", trainer.accelerator.backward)
+        trainer.log = timed("trainer logging", trainer.log)
+        if recorder is not None:
+            trainer._record = timed("rollout logging", trainer._record)
+            recorder.flush = timed("rollout logging", recorder.flush)
+        trainer.add_callback(StepTimer())
+        trainer.train()
     batch = trainer.args.per_device_train_batch_size
     logged = [e for e in trainer.state.log_history if "completions/mean_length" in e]
     previous = 0

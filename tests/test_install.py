@@ -16,12 +16,19 @@ from tests.helpers import REPO, SOURCE_PACKAGES
 PLUGIN_DIR = "evals/inspect_plugin"  # installed as the top-level package `verigrpo` (see its docstring)
 
 
+def tracked_inits() -> list[Path]:
+    """Every tracked ``__init__.py``, relative to the repository."""
+    listed = subprocess.run(["git", "ls-files", "*__init__.py"], cwd=REPO, capture_output=True, text=True, check=True)
+    return [Path(path) for path in listed.stdout.split()]
+
+
 def tree_packages() -> set[str]:
-    """Every folder with an ``__init__.py`` under the three source packages, as a dotted name."""
+    """Every tracked folder with an ``__init__.py`` under the source packages, as a dotted name (tracked: a checkout
+    may hold untracked package links, such as a worktree's ``verigrpo -> evals/inspect_plugin``)."""
     found = set()
-    for top in SOURCE_PACKAGES:
-        for init in (REPO / top).rglob("__init__.py"):
-            folder = init.parent.relative_to(REPO).as_posix()
+    for init in tracked_inits():
+        folder = init.parent.as_posix()
+        if init.parts[0] in SOURCE_PACKAGES:
             found.add("verigrpo" if folder == PLUGIN_DIR else folder.replace("/", "."))
     return found
 
@@ -31,7 +38,7 @@ def test_the_package_list_is_the_tree():
     a package added to the tree and not to the list (train.gpu_check was) would be missing from every wheel."""
     tool = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert set(tool["packages"]) == tree_packages()
-    tops = {p.parent.name for p in REPO.glob("*/__init__.py")} - {"tests"}
+    tops = {init.parts[0] for init in tracked_inits() if len(init.parts) == 2} - {"tests"}
     assert tops == set(SOURCE_PACKAGES), "a new top-level package belongs in tests/helpers' SOURCE_PACKAGES"
     assert tool["package-dir"] == {"verigrpo": PLUGIN_DIR}
 
@@ -56,6 +63,7 @@ for name in sys.argv[2].split(","):
     assert pathlib.Path(module.__file__).is_relative_to(site), (name, module.__file__)
 from inspect_ai._util.registry import registry_lookup
 for kind, name in [("scorer", "verigrpo/math_verifier"), ("scorer", "verigrpo/unit_test_scorer"),
+                   ("scorer", "verigrpo/domain_scorer"),
                    ("metric", "verigrpo/group_mean"), ("metric", "verigrpo/pass_at_G"),
                    ("sandboxenv", "verigrpo/bwrap"), ("modelapi", "verigrpo/verigrpo"),
                    ("modelapi", "verigrpo/verigrpo-policy")]:
@@ -110,4 +118,8 @@ def test_the_wheel_installs_and_works_outside_the_checkout(tmp_path):
 
     tasks = in_venv("-m", "inspect_ai", "list", "tasks", "evals", cwd=site)  # Inspect takes relative paths only
     assert tasks.returncode == 0, tasks.stderr[-3000:]
-    assert tasks.stdout.split() == ["evals/code_task.py@code_verified", "evals/math_task.py@math_verified"]
+    assert tasks.stdout.split() == [
+        "evals/code_task.py@code_verified",
+        "evals/domain_task.py@domain_verified",
+        "evals/math_task.py@math_verified",
+    ]

@@ -45,3 +45,18 @@ def test_the_scorer_file_still_defines_its_scorers():
 
     assert registry_lookup("scorer", "math_verifier") is not None
     assert registry_lookup("scorer", "unit_test_scorer") is not None
+
+
+# names imported from train.config.machine_checks before the install facts moved to train.config.vllm_install
+MOVED_TO_VLLM_INSTALL = [
+    "MachineConfigError", "installed_vllm", "installed_bnb_plugin", "plugin_entry_names", "bnb_registration_problem",
+    "minor_version", "check_vllm_line", "check_bnb", "PLUGIN", "PLUGIN_FROM_029", "INSTALL_CPU", "INSTALL_GPU",
+    "SUPPORTED", "VLLM_LINES", "BNB_IN_TREE_LAST",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", MOVED_TO_VLLM_INSTALL)
+def test_an_old_machine_checks_name_is_the_moved_object(name):
+    from train.config import machine_checks, vllm_install
+
+    assert getattr(machine_checks, name) is getattr(vllm_install, name)

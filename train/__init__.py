@@ -12,4 +12,5 @@ The folders are the stages of a run, in order:
     grpo.py      the entry point: parse -> validate -> build the trainer -> train -> save
     gpu_check/   scripts/check_gpu.py (make gpu-check): does a recipe fit this machine, how fast, on-policy?
     trl_seams.py every private TRL name verigrpo relies on, in one module, each pinned by a test
+    vllm_seams.py every private vLLM (and vllm-bnb-plugin) name verigrpo relies on, in one module, each pinned by a test
 """

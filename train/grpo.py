@@ -84,7 +84,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     from trl import get_peft_config, get_quantization_config
 
     from cpu.bnb_cpu import keep_training_kernel
-    from rewards import get_reward_funcs
+    from problems.domains import reward_funcs
     from train.trainer import RecordingGRPOTrainer
 
     model_path = _resolve_model(model_args, training_args)
@@ -93,7 +93,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         model=model_path,
         engine_factory=engine,
         held_out_eval=held_out,
-        reward_funcs=get_reward_funcs(script_args.reward_funcs, think=script_args.think),
+        reward_funcs=reward_funcs(script_args.reward_funcs, think=script_args.think),
         reward_names=list(script_args.reward_funcs),
         rollout_recorder=recorder,
         args=training_args,

@@ -22,6 +22,9 @@ and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwi
 * ``VLLMGeneration._llm_weights_sleeping``: TRL re-pushes the weights before generating when it is true
   (its level-2 sleep discards them). ``SeamedVLLMGeneration.mark_weights_resident`` sets it false for an
   engine whose base never leaves vLLM.
+* ``trl.extras.profiling.ProfilingContext._log_metrics(duration)`` (and its ``name``, ``Class.method``): called as
+  each phase TRL profiles ends. ``profiled_phases(record)`` passes every one to ``record`` too
+  (``scripts/bench_train.py``'s per-phase timings).
 * ``trl.trainer.grpo_trainer.VLLMGeneration``: the name ``GRPOTrainer.__init__`` constructs its vLLM
   generation object from (it takes no argument for it). ``generation_class`` swaps it for one ``__init__``.
 
@@ -121,3 +124,22 @@ def generation_class(factory):
         yield
     finally:
         grpo_trainer.VLLMGeneration = original
+
+
+@contextmanager
+def profiled_phases(record):
+    """While the block runs, each phase TRL profiles also calls ``record(name, seconds)`` as it ends (``name`` as TRL
+    names it: ``GRPOTrainer._generate_and_score_completions`` ...); TRL's own logging of it is unchanged."""
+    from trl.extras import profiling
+
+    original = profiling.ProfilingContext._log_metrics
+
+    def log_metrics(context, duration: float) -> None:
+        record(context.name, duration)
+        original(context, duration)
+
+    profiling.ProfilingContext._log_metrics = log_metrics
+    try:
+        yield
+    finally:
+        profiling.ProfilingContext._log_metrics = original

@@ -8,7 +8,8 @@ So the names here are made ``verigrpo/<name>`` in every case, and
 
     inspect score LOG --scorer verigrpo/math_verifier --action append --output-file NEW.eval --model none/none
 
-works from any directory; so does ``verigrpo/unit_test_scorer``. The metrics of a rollout log's training
+works from any directory; so do ``verigrpo/unit_test_scorer`` and ``verigrpo/domain_scorer`` (``-S domain=<name>``: a
+domain that declares its judge as ``grade``, problems/domains.py). The metrics of a rollout log's training
 scores (``verigrpo/group_mean``, ``verigrpo/pass_at_G``: ``evals/group_metrics.py``) are registered here, so
 ``inspect score`` and ``recompute_metrics`` find them by the names the log records. The ``bwrap`` sandbox provider is
 registered here too (Inspect matches sandbox names without the prefix: ``sandbox="bwrap"``), and so is
@@ -20,7 +21,7 @@ pyproject.toml maps this folder to the package name and declares the
 """
 
 from inspect_ai.model import modelapi
-from inspect_ai.scorer import Metric, Scorer, metric, scorer
+from inspect_ai.scorer import Metric, Scorer, mean, metric, scorer, stderr
 from inspect_ai.util import sandboxenv
 
 from evals.bwrap_sandbox import BwrapSandboxEnvironment
@@ -41,20 +42,32 @@ def _name(name: str) -> str:
     return name if registry_name(_probe, name) == f"{NAMESPACE}/{name}" else f"{NAMESPACE}/{name}"
 
 
-# The scorers below and evals/verify.py's are two registrations (installed ``verigrpo/<name>`` here, the
-# file-path name there: Inspect derives the prefix from the defining module) of one implementation each,
-# ``evals.math_scoring.math_scorer`` and ``evals.code_scoring.code_scorer``, with the same parameters.
+# Each scorer's one registration. evals/verify.py declares the same names for ``--scorer evals/verify.py@<name>``
+# and resolves them to these objects (no second registration).
 @scorer(metrics=MATH_METRICS, name=_name("math_verifier"))
 def math_verifier(think: str = "none") -> Scorer:
-    """Correct when the completion's final answer equals the target under ``rewards.grade`` (``-S think=``
-    as in ``evals.verify.math_verifier``)."""
+    """Correct when the completion's final answer equals the target under ``rewards.grade``.
+
+    ``think``: ``"none"`` grades the whole completion; ``"after_last_close"`` only what follows the last ``</think>``
+    (no tag, no answer). Use the setting the model was trained with (``inspect score ... -S think=after_last_close``).
+    """
     return math_scorer(think)
 
 
 @scorer(metrics=CODE_METRICS, name=_name("unit_test_scorer"))
 def unit_test_scorer() -> Scorer:
-    """Fraction of the target's unit tests passed in sandboxes (``rewards.grade_code``)."""
+    """Fraction of the target's unit tests the completion's last ```python block passes, in sandboxes
+    (``rewards.grade_code``: the coroutine the ``code_tests`` reward runs)."""
     return code_scorer()
+
+
+@scorer(metrics=[mean(), stderr()], name=_name("domain_scorer"))
+def domain_scorer(domain: str) -> Scorer:
+    """A domain's own ``grade`` (problems/domains.py) of the completion against the target, in [0, 1]: the scorer of
+    every domain that declares its judge as ``grade`` (``evals/domain_task.py``)."""
+    from evals.domain_task import domain_score
+
+    return domain_score(domain)
 
 
 @metric(name=_name("group_mean"), scores="unreduced")

@@ -123,3 +123,51 @@ def test_held_out_evals_need_the_domains_eval_task(toy_domain):
 
 def test_the_toy_domain_is_gone_afterwards():
     assert "choice" not in DOMAINS and "choice_toy" not in domains.all_sources()
+
+
+# --- a row that declares its judge as ``grade`` (docs/adding-a-domain.md) ---
+
+
+def _grade_first_letter(completion: str, target: str) -> float:
+    return float(completion.strip()[:1] == target)
+
+
+GRADED = Domain(
+    name="letter",
+    sources=("letter_toy",),
+    problem_type=Choice,
+    load=_load,
+    training_row=_row,
+    grade=_grade_first_letter,
+)
+
+
+def test_a_graded_row_derives_reward_scorer_and_task():
+    assert GRADED.reward_names == {"letter_grade"} and GRADED.scorer == domains.DOMAIN_SCORER
+    assert GRADED.eval_task == domains.DOMAIN_TASK
+    assert GRADED.metrics == (("rewards/letter_grade/mean", "letter grade", "-."),)  # the run plot's line
+    assert MATH.rewards() == {} and CODE.rewards() == {}  # built-in rows name functions registered elsewhere
+
+
+def test_a_row_without_a_judge_is_refused():
+    with pytest.raises(ValueError, match="domain 'nothing': give grade, or reward_names and scorer"):
+        Domain(name="nothing", sources=("x",), problem_type=Choice, load=_load, training_row=_row)
+
+
+def test_reward_names_resolve_over_built_in_and_row_rewards(monkeypatch):
+    with pytest.raises(ValueError, match=r"unknown reward function\(s\) \['letter_grade'\]"):
+        domains.reward_funcs(["letter_grade"], think="none")
+    monkeypatch.setitem(DOMAINS, GRADED.name, GRADED)
+    correctness, letter = domains.reward_funcs(["correctness", "letter_grade"], think="none")
+    assert correctness.__name__ == "correctness" and letter.__name__ == "letter_grade"
+    assert letter(["A", "B) no", [{"role": "assistant", "content": "A."}]], answer=["A", "A", "A"]) == [1.0, 0.0, 1.0]
+    assert "letter_grade" in domains.reward_choices() and domains.unknown_reward_names(["letter_grade", "x"]) == ["x"]
+
+    from train.config import ConfigError
+    from train.config.validation import check_data, check_rewards
+
+    config = SimpleNamespace(dataset="letter_toy", reward_funcs=["letter_grade"], num_shots=0, dataset_path=None)
+    check_rewards(SimpleNamespace(reward_funcs=["letter_grade"], think="none"), SimpleNamespace(reward_weights=None))
+    check_data(config)
+    with pytest.raises(ConfigError, match=r"reward_funcs \['letter_grade'\] cannot score dataset 'arithmetic'"):
+        check_data(SimpleNamespace(dataset="arithmetic", reward_funcs=["letter_grade"], num_shots=0, dataset_path=None))

@@ -167,3 +167,18 @@ def test_the_server_engine_contract():
     init = source(GRPOTrainer.__init__)
     assert 'vllm_client.get_server_info()["model_config"]["logprobs_mode"]' in init
     assert "self.vllm_generation.sync_weights()" in source(GRPOTrainer._generate_single_turn)
+
+
+def test_profiling_contexts_report_each_phase_through_log_metrics():
+    from trl.extras.profiling import ProfilingContext
+
+    assert list(inspect.signature(ProfilingContext._log_metrics).parameters) == ["self", "duration"], (
+        f"TRL's ProfilingContext._log_metrics moved: train/trl_seams.py's profiled_phases (read in trl {trl_seams.TRL_VERSION})"
+    )
+    seen = []
+    with trl_seams.profiled_phases(lambda name, seconds: seen.append((name, seconds >= 0))):
+        with ProfilingContext("GRPOTrainer.phase", report_to=[], is_main_process=False):
+            pass
+    with ProfilingContext("GRPOTrainer.after", report_to=[], is_main_process=False):
+        pass
+    assert seen == [("GRPOTrainer.phase", True)]

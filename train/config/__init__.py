@@ -3,10 +3,12 @@
     arguments.py       ScriptArguments (data, rewards, think, prompt, vLLM servers), the ranges of every
                        numeric key, ConfigError, CheckedGRPOConfig, CheckedModelConfig
     parsing.py         parse_config: TRL's parser on --config FILE.yaml + overrides; its errors explained
+    recipe_base.py     a config's `base:` chain merged into the one mapping TRL reads (configs/base/)
     validation.py      validate: every check on the config alone (rewards, data, model, servers, quantization)
     lora_checks.py     LoRA targets resolved on the configured model; what vLLM cannot serve of an adapter
-    machine_checks.py  machine pre-flight: device, vLLM build/version + bitsandbytes plugin, 4-bit matching,
-                       the estimate against this GPU
+    machine_checks.py  machine pre-flight: device, the vLLM settings it can run, 4-bit matching, the estimate
+                       against this GPU
+    vllm_install.py    which vLLM build and bitsandbytes plugin are installed, and whether they fit each other
     memory_model.py    the GPU memory estimate by part (pre-flight and scripts/check_gpu.py use this one)
     share_base_checks.py  vllm_share_base before loading: the combinations it refuses, the vLLM storage layouts it knows
     distributed_checks.py  accelerate's launch from its environment: DeepSpeed/FSDP with 4-bit or the adapter

@@ -9,11 +9,9 @@ its help, and the TRL keys a run usually sets, each with the value the given ``-
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-
-import yaml
 
 from train.config.arguments import ScriptArguments
+from train.config.recipe_base import resolve_recipe
 
 # the TRL keys (GRPOConfig / ModelConfig) a run usually sets, with one line each
 COMMON_TRL_KEYS = {
@@ -41,8 +39,7 @@ COMMON_TRL_KEYS = {
 def _config_values(config: str | None) -> dict:
     if config is None:
         return {}
-    values = yaml.safe_load(Path(config).read_text())
-    return values if isinstance(values, dict) else {}
+    return resolve_recipe(config)  # a base: chain merged in, as training reads it
 
 
 def _default(f: dataclasses.Field):

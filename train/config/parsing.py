@@ -1,6 +1,7 @@
 """``--config file.yaml`` plus command-line overrides -> (ScriptArguments, GRPOConfig, ModelConfig).
 
-TRL's ``TrlParser`` does the parsing; unknown keys in the YAML or on the command line are errors.
+TRL's ``TrlParser`` does the parsing; unknown keys in the YAML or on the command line are errors. A recipe's
+``base:`` chain (``train/config/recipe_base.py``) is merged first, so TRL reads one resolved mapping.
 Its ValueErrors become ``ConfigError`` paragraphs that name the key and the fix. ``-h``/``--help``
 prints the project's own page (``train/config/cli_help.py``) without importing TRL.
 """
@@ -8,12 +9,14 @@ prints the project's own page (``train/config/cli_help.py``) without importing T
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 from train.config.arguments import ConfigError, ScriptArguments, grpo_config_class, model_config_class
 from train.config.cli_help import project_help
 from train.config.distributed_checks import check_launcher
 from train.config.machine_checks import gpu_recipe_refusal
+from train.config.recipe_base import resolved_copy
 
 
 def _config_path(argv: list[str]) -> str | None:
@@ -48,11 +51,30 @@ def parse_config(argv: list[str] | None = None):
     if "--help-all" in argv:
         parser.parse_args_and_config(args=["--help"])  # argparse prints everything and exits 0
     try:
-        return parser.parse_args_and_config(args=argv)
+        if config is None:
+            return parser.parse_args_and_config(args=argv)
+        with tempfile.TemporaryDirectory(prefix="verigrpo-config-") as directory:
+            return parser.parse_args_and_config(args=_with_config(argv, resolved_copy(config, directory)))
     except ConfigError:
         raise
     except ValueError as exc:
         raise ConfigError(explain(str(exc))) from None
+
+
+def _with_config(argv: list[str], path: str) -> list[str]:
+    """``argv`` with its ``--config FILE`` (or ``--config=FILE``) as ``--config path``, the form TRL reads."""
+    out, skip = [], False
+    for index, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg == "--config" and index + 1 < len(argv):
+            out += ["--config", path]
+            skip = True
+        elif arg.startswith("--config="):
+            out += ["--config", path]
+        else:
+            out.append(arg)
+    return out
 
 
 def explain(message: str) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from train.config.arguments import ConfigError
-from train.config.machine_checks import PLUGIN as BNB_PLUGIN
-from train.config.machine_checks import MachineConfigError, installed_bnb_plugin, installed_vllm, minor_version
+from train.config.vllm_install import PLUGIN as BNB_PLUGIN
+from train.config.vllm_install import MachineConfigError, installed_bnb_plugin, installed_vllm, minor_version
 from train.engines.choice import Engine, rollout_engine
 
 

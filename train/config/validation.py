@@ -8,11 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from problems.domains import all_sources, domain_of_source, reward_names_elsewhere
+from problems.domains import (
+    all_sources,
+    domain_of_source,
+    reward_choices,
+    reward_names_elsewhere,
+    unknown_reward_names,
+)
 from problems.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
 from problems.math_data import DatasetError
-from rewards import REWARD_FUNCS, THINK_MODES
-from rewards.registry import unknown_rewards
+from rewards import THINK_MODES
 from train.config.arguments import (
     GRPO_BOUNDS,
     MODEL_BOUNDS,
@@ -80,10 +85,10 @@ def _cross_field_problems(script_args: ScriptArguments, training_args) -> list[s
 
 def check_rewards(script_args: ScriptArguments, training_args) -> None:
     """Reward names, the think setting, and one weight per reward."""
-    unknown = unknown_rewards(script_args.reward_funcs)
+    unknown = unknown_reward_names(script_args.reward_funcs)
     if unknown:
         raise ConfigError(
-            f"reward_funcs: unknown reward function(s) {unknown}. Valid names are {sorted(REWARD_FUNCS)}, "
+            f"reward_funcs: unknown reward function(s) {unknown}. Valid names are {reward_choices()}, "
             "e.g. `reward_funcs: [correctness, format]`."
         )
     if script_args.think not in THINK_MODES:

@@ -30,6 +30,7 @@ from train.engines.adapter_storage import ADAPTER_DIR_PREFIX, adapter_bytes, cho
 from train.engines.base import AdapterEngine
 from train.engines.choice import Engine
 from train.engines.vllm_lora import max_lora_rank
+from train.vllm_seams import add_lora, remove_lora
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class _AdapterLLM:
     def load(self, request) -> None:
         """vLLM's ``add_lora`` with the weights pool (where the LoRA slots are) mapped."""
         self.wake_up(tags=["weights"])
-        self._llm.llm_engine.add_lora(request)
+        add_lora(self._llm, request)
 
     def sleep(self, level: int = 1) -> None:
         self._llm.sleep(level=1)
@@ -194,7 +195,7 @@ class AdapterSyncGeneration(AdapterEngine):
         self.llm.load(request)  # wakes the weights first: the LoRA slots live in that pool
         previous, self.lora_request = self.lora_request, request
         if previous is not None:
-            self.llm.llm_engine.remove_lora(previous.lora_int_id)
+            remove_lora(self.llm, previous.lora_int_id)
         self.llm.reset_prefix_cache()
 
     def prompt_logprobs(self, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:

@@ -39,7 +39,9 @@ from pathlib import Path
 
 import torch
 
+from cpu.bnb_seams import repacked_for_cpu, set_quant_state, stop_cpu_repack
 from train.config.arguments import ConfigError
+from train.vllm_seams import VLLM_VERSION, engine_model, packed_modules, shard_offsets, shard_states
 
 MADV_DONTNEED = 4  # Linux madvise(2): drop these pages (a private file mapping re-reads them if touched)
 LORA_WRAPPED = ".base_layer"  # peft's and vLLM's LoRA wrappers hold the original layer under this name
@@ -102,12 +104,11 @@ def vllm_model(llm) -> torch.nn.Module:
     """The model a colocated vLLM runs in this process (the external launcher keeps the worker in-process; TRL's
     colocated sync reaches it the same way)."""
     try:
-        runner = llm.llm_engine.model_executor.driver_worker.model_runner
-        return runner.get_model()
+        return engine_model(llm)
     except AttributeError as exc:
         raise SharedLayoutError(
-            "vllm_share_base: vLLM's model is not reachable in this process (llm.llm_engine.model_executor."
-            f"driver_worker.model_runner.get_model(): {exc}); this vLLM runs its worker differently. Set "
+            f"vllm_share_base: vLLM's model is not reachable in this process ({exc}; train/vllm_seams.py "
+            f"engine_model, read in vLLM {VLLM_VERSION}); this vLLM runs its worker differently. Set "
             "vllm_share_base: false."
         ) from exc
 
@@ -126,9 +127,8 @@ def share_base(policy: torch.nn.Module, vllm: torch.nn.Module) -> SharedBase:
     for name, module, vllm_name, weight, start, stop, state in plan:
         watched += [_watch(name, t, files) for t in _quant_tensors(module.weight)]
         module.weight.data = _alias(weight, start, (stop - start, 1))
-        module.weight.quant_state = copy.copy(state)  # the trainer's own: nothing it does reaches vLLM's
-        module.quant_state = module.weight.quant_state  # Linear4bit's fallback copy of the state
-        module.support_avx512bf16_for_cpu = False  # the CPU fast path would repack the shared bytes
+        set_quant_state(module, copy.copy(state))  # the trainer's own: nothing it does reaches vLLM's
+        stop_cpu_repack(module)  # the CPU fast path would repack the shared bytes
         shared.append(SharedTensor(name, "4bit", module, vllm_name, weight, start, stop - start))
     for name, kind, module, vllm_name, weight in embeddings:
         rows = module.weight.shape[0]
@@ -159,11 +159,11 @@ def _trainer_4bit_layers(base: torch.nn.Module) -> dict[str, torch.nn.Module]:
 
 
 def _vllm_4bit_layers(vllm: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """vLLM's 4-bit weights by layer name (LoRA wrapper removed): parameters that carry ``bnb_quant_state``."""
+    """vLLM's 4-bit weights by layer name (LoRA wrapper removed): parameters that carry per-shard quantization states."""
     layers = {}
     for name, module in vllm.named_modules():
         weight = module._parameters.get("weight")  # registered here, not a wrapper's property
-        if weight is not None and hasattr(weight, "bnb_quant_state"):
+        if weight is not None and shard_states(weight) is not None:
             layers[name.removesuffix(LORA_WRAPPED)] = weight
     return layers
 
@@ -174,7 +174,7 @@ def _plan_4bit(trainer: dict[str, torch.nn.Module], vllm: torch.nn.Module) -> li
         raise SharedLayoutError(
             "vllm_share_base: the trainer's model has no bitsandbytes 4-bit layers to share (is load_in_4bit set?)."
         )
-    packed = dict(getattr(vllm, "packed_modules_mapping", None) or {})
+    packed = packed_modules(vllm)
     shards: dict[str, tuple[str, int]] = {}  # trainer layer name -> (vLLM layer, shard index)
     problems = []
     layers = _vllm_4bit_layers(vllm)
@@ -195,8 +195,8 @@ def _plan_4bit(trainer: dict[str, torch.nn.Module], vllm: torch.nn.Module) -> li
     for name, module in trainer.items():
         vllm_name, index = shards[name]
         weight = layers[vllm_name]
-        start, stop = (int(x) for x in weight.bnb_shard_offsets[index : index + 2].tolist())
-        state = weight.bnb_quant_state[index]
+        start, stop = (int(x) for x in shard_offsets(weight)[index : index + 2].tolist())
+        state = shard_states(weight)[index]
         problem = _content_problem(name, module, weight.data[start:stop], state)
         if problem:
             problems.append(problem)
@@ -226,13 +226,13 @@ def _layout_problem(name: str, weight: torch.Tensor, shards: int) -> str | None:
     data = weight.data
     if data.dtype != torch.uint8 or data.dim() != 2 or data.shape[1] != 1 or not data.is_contiguous():
         return f"{name}: weight is {data.dtype} {tuple(data.shape)}, not contiguous packed uint8 (bytes, 1)"
-    states = weight.bnb_quant_state
+    states = shard_states(weight)
     if not isinstance(states, dict) or sorted(states) != list(range(shards)):
-        return f"{name}: bnb_quant_state is not one QuantState per shard 0..{shards - 1}"
-    offsets = getattr(weight, "bnb_shard_offsets", None)
+        return f"{name}: its quantization states are not one QuantState per shard 0..{shards - 1}"
+    offsets = shard_offsets(weight)
     bounds = [int(x) for x in offsets.tolist()] if isinstance(offsets, torch.Tensor) else []
     if len(bounds) != shards + 1 or bounds[0] != 0 or bounds[-1] != data.shape[0]:
-        return f"{name}: bnb_shard_offsets {bounds} do not cut its {data.shape[0]} bytes into {shards} shards"
+        return f"{name}: shard offsets {bounds} do not cut its {data.shape[0]} bytes into {shards} shards"
     for index, state in states.items():
         if not isinstance(state, QuantState) or state.nested or state.quant_type != "nf4":
             return f"{name} shard {index}: not a flat (double quantization undone) nf4 QuantState"
@@ -245,7 +245,7 @@ def _content_problem(name: str, module: torch.nn.Module, vllm_bytes: torch.Tenso
     """Why the trainer's layer is not the same quantized tensor as vLLM's shard (None: it is, byte for byte)."""
     weight = module.weight
     mine = weight.quant_state
-    if mine is None or getattr(mine, "packing_format_for_cpu", False):
+    if mine is None or repacked_for_cpu(mine):
         return f"{name}: the trainer's layer has no QuantState or was repacked for the CPU already"
     if (tuple(mine.shape), mine.blocksize, mine.quant_type, mine.dtype) != (
         tuple(state.shape),

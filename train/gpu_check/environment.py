@@ -12,7 +12,8 @@ import platform
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 
-from train.config.machine_checks import bnb_registration_problem, installed_vllm
+from train.config.vllm_install import bnb_registration_problem, installed_vllm
+from train.vllm_seams import nvml, quantization_methods, vllm_platform
 
 PACKAGES = ("torch", "transformers", "trl", "peft", "bitsandbytes")
 
@@ -64,10 +65,7 @@ def vllm_bitsandbytes() -> tuple[bool, str]:
     problem = bnb_registration_problem()
     if problem is not None:
         return False, problem
-    from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
-    from vllm.platforms import current_platform
-
-    return bitsandbytes_support(QUANTIZATION_METHODS, current_platform)
+    return bitsandbytes_support(quantization_methods(), vllm_platform())
 
 
 def bitsandbytes_support(methods, platform_cls) -> tuple[bool, str]:
@@ -92,7 +90,7 @@ def _driver() -> str | None:
     """The NVIDIA driver version through NVML, from the copy of nvidia-ml-py vLLM ships (the rollouts need vLLM
     anyway; no extra dependency for one version string)."""
     try:
-        from vllm.third_party import pynvml
+        pynvml = nvml()
     except ImportError:
         return None
     try:

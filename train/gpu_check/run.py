@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from train.gpu_check.verdicts import FAIL, Row
+from train.vllm_seams import cache_config
 
 CHECK_LEARNING_RATE = 1e-3
 CHECKS = ("environment", "memory", "GRPO steps", "rollout speed", "on-policy")
@@ -216,7 +217,7 @@ def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts
 def vllm_pool(engine) -> dict:
     """What vLLM reports about its pool: the utilization it ran with and its KV cache (blocks x block size)."""
     try:
-        cache = engine.llm.llm_engine.vllm_config.cache_config
+        cache = cache_config(engine.llm)
     except AttributeError as exc:  # not a colocated vLLM engine, or vLLM moved its config
         return {"unavailable": str(exc)}
     blocks = cache.num_gpu_blocks

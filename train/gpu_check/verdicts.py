@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from train.config.machine_checks import GIB, SUPPORTED
+from train.config.memory_model import GIB
+from train.config.vllm_install import SUPPORTED
 from train.engines.choice import Engine
 from train.gpu_check.environment import Environment
 

@@ -7,6 +7,7 @@ import torch
 
 import train.config.device_capability as dc
 import train.config.machine_checks as mc
+import train.config.vllm_install as vllm_install
 from tests.helpers import REPO
 from tests.helpers.model_shapes import QWEN_1_5B, QWEN_7B
 from train.config import ConfigError, parse_config, validate
@@ -78,8 +79,8 @@ def machine(monkeypatch):
         monkeypatch.setattr(dc, "device_name", lambda: card[0])
         monkeypatch.setattr(dc, "device_capability", lambda: card[1])
         monkeypatch.setattr(mc, "installed_vllm", lambda: vllm)
-        monkeypatch.setattr(mc, "installed_bnb_plugin", lambda: plugin)
-        monkeypatch.setattr(mc, "bnb_registration_problem", lambda: registered)
+        monkeypatch.setattr(vllm_install, "installed_bnb_plugin", lambda: plugin)
+        monkeypatch.setattr(vllm_install, "bnb_registration_problem", lambda: registered)
         monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (139 * GIB, 140 * GIB))
         monkeypatch.setattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)
 
