@@ -68,6 +68,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
     held_out = _held_out_eval(script_args, training_args)  # the held-out problems load here too
+    _track_best(held_out, training_args)
     train_dataset = to_dataset(problems, script_args.num_shots)
     engine = engine_factory(  # servers that do not answer, or cannot hold the longest prompt + completion, stop it here
         script_args,
@@ -112,7 +113,61 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     if trainer.rollout_engine is not None:  # run.json: the vLLM engine and the adapter it serves
         callbacks[0].live = lambda: {"rollout_engine": trainer.rollout_engine_state()}
     trainer.manifest_callback = callbacks[0]
+    _add_guards(trainer, script_args, model_args)
     return trainer, recorder, manifest
+
+
+def _add_guards(trainer, script_args, model_args) -> None:
+    """The run guards (train/guards/): the on-policy guard when rollouts come from a vLLM adapter engine, the
+    reward-hacking alarm when the run evaluates held-out problems."""
+    from train.guards.on_policy import OnPolicyGuard
+
+    guards = []
+    trainer.on_policy_guard = OnPolicyGuard.for_run(
+        script_args.on_policy_check_steps, trainer.rollout_engine, model_args
+    )
+    if trainer.on_policy_guard is not None:
+        guards.append(trainer.on_policy_guard)
+    trainer.reward_hacking_alarm = None
+    if trainer.held_out_eval is not None:
+        from problems.domains import domain_of_source
+        from train.guards.best_checkpoint import score_key
+        from train.guards.reward_hacking import RewardHackingAlarm
+
+        headline = trainer.held_out_eval.headline
+        trainer.reward_hacking_alarm = RewardHackingAlarm(
+            trainer.args.output_dir,
+            domain_of_source(script_args.dataset).scorer.split("/")[-1],
+            score_key(headline),
+            headline,
+            window=script_args.reward_hacking_window,
+            stop=script_args.stop_on_reward_hacking,
+        )
+        trainer.add_callback(trainer.reward_hacking_alarm)  # after RolloutFlushCallback: audits flushed logs
+        guards.append(trainer.reward_hacking_alarm)
+    trainer.run_guards = tuple(guards)
+
+
+def _track_best(held_out, training_args) -> None:
+    """With held-out evals, transformers tracks the best checkpoint by the held-out headline (unless the config names
+    its own ``metric_for_best_model``) and rotation keeps it (train/guards/best_checkpoint.py)."""
+    if held_out is not None and training_args.metric_for_best_model is None:
+        training_args.metric_for_best_model = held_out.headline
+        training_args.greater_is_better = True
+
+
+def _best_lines(trainer, script_args, output_dir: Path) -> list[str]:
+    """The summary's last lines: the best checkpoint, and best and last vs step 0, paired (best_checkpoint.json)."""
+    if trainer.held_out_eval is None or trainer.args.metric_for_best_model != trainer.held_out_eval.headline:
+        return []
+    from problems.domains import domain_of_source
+    from train.guards.best_checkpoint import NoBestCheckpoint, write_best
+
+    scorer = domain_of_source(script_args.dataset).scorer.split("/")[-1]
+    try:
+        return write_best(output_dir, trainer.state, scorer, trainer.held_out_eval.headline)
+    except NoBestCheckpoint as exc:
+        return [str(exc)]
 
 
 def _longest_prompt(dataset, model_args, training_args) -> int:
@@ -218,6 +273,15 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
                 f"[verigrpo] rollouts: {held} Inspect logs in {output_dir / 'rollouts'} ({len(recorder.written)} new) "
                 f"(inspect view --log-dir {output_dir / 'rollouts'}; audit: python scripts/audit_rollouts.py {output_dir})"
             )
+        for line in _best_lines(trainer, script_args, output_dir):
+            print(f"[verigrpo] {line}")
+    alarm = trainer.reward_hacking_alarm
+    if alarm is not None and alarm.stopped:  # saved and summarised above; the exit code says it stopped
+        from train.guards.reward_hacking import RewardHacking
+
+        raise RewardHacking(
+            f"the reward-hacking alarm stopped the run at step {trainer.state.global_step}: {alarm.alarms[-1]}"
+        )
     return {
         "output_dir": str(output_dir),
         "global_step": trainer.state.global_step,
@@ -229,6 +293,8 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
 def cli(argv: list[str] | None = None) -> int:
     from problems.math_data import DatasetError
     from train.engines.vllm_server_api import ServerError
+    from train.guards.on_policy import OffPolicy
+    from train.guards.reward_hacking import RewardHacking
 
     try:
         script_args, training_args, model_args = parse_config(argv)
@@ -240,6 +306,9 @@ def cli(argv: list[str] | None = None) -> int:
         # a vLLM server failed (before or during training): the run stops; saved checkpoints are complete
         print(f"error: {exc}", file=sys.stderr)
         return 3
+    except (OffPolicy, RewardHacking) as exc:  # a run guard stopped training (train/guards/); checkpoints are complete
+        print(f"error: {exc}", file=sys.stderr)
+        return 4
     return 0
 
 
