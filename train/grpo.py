@@ -119,7 +119,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
 
 def _add_guards(trainer, script_args, model_args) -> None:
     """The run guards (train/guards/): the on-policy guard when rollouts come from a vLLM adapter engine, the
-    reward-hacking alarm when the run evaluates held-out problems."""
+    reward-hacking alarm when the run evaluates held-out problems or logs its rollouts."""
     from train.guards.on_policy import OnPolicyGuard
 
     guards = []
@@ -129,19 +129,23 @@ def _add_guards(trainer, script_args, model_args) -> None:
     if trainer.on_policy_guard is not None:
         guards.append(trainer.on_policy_guard)
     trainer.reward_hacking_alarm = None
-    if trainer.held_out_eval is not None:
-        from problems.domains import domain_of_source
-        from train.guards.best_checkpoint import score_key
+    from problems.domains import audited_scores, domain_of_source
+    from records.rollout_format import train_score_name
+
+    # the audit needs a reward it can re-judge in the rollout logs (correctness, code_tests)
+    audits = trainer.rollout_recorder is not None and any(
+        train_score_name(name) in audited_scores() for name in script_args.reward_funcs
+    )
+    if trainer.held_out_eval is not None or audits:
         from train.guards.reward_hacking import RewardHackingAlarm
 
-        headline = trainer.held_out_eval.headline
         trainer.reward_hacking_alarm = RewardHackingAlarm(
             trainer.args.output_dir,
             domain_of_source(script_args.dataset).scorer.split("/")[-1],
-            score_key(headline),
-            headline,
+            trainer.held_out_eval.headline if trainer.held_out_eval is not None else None,
             window=script_args.reward_hacking_window,
             stop=script_args.stop_on_reward_hacking,
+            audits=audits,
         )
         trainer.add_callback(trainer.reward_hacking_alarm)  # after RolloutFlushCallback: audits flushed logs
         guards.append(trainer.reward_hacking_alarm)

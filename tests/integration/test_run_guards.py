@@ -35,6 +35,7 @@ def test_a_stale_adapter_stops_the_run_at_the_first_check_and_skews_the_importan
         "tests/helpers/stale_adapter_run.py", "--config", CPU_VLLM_CONFIG, *FP32, "--max_steps", "4",
         "--on_policy_check_steps", "2", "--output_dir", str(out), "--save_steps", "1",
         "--max_completion_length", "24", "--dataset_size", "16", "--temperature", "1.0", "--log_rollouts", "false",
+        "--reward_funcs", "length_parity", "correctness", "format", "--reward_weights", "1.0", "0.0", "0.0",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)}
     result = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True, timeout=1200, env=env)

@@ -96,10 +96,15 @@ def audit_evidence(audit, counts: list[int]) -> str:
 class RewardHackingAlarm(TrainerCallback):
     """Checks at every held-out eval (divergence) and every save (the audit of new rollout logs)."""
 
-    def __init__(self, run_dir: Path, scorer: str, score_key: str, headline: str, window: int, stop: bool) -> None:
+    def __init__(self, run_dir: Path, scorer: str, headline: str | None, window: int, stop: bool, audits: bool) -> None:
+        """``scorer``: the domain's scorer (its short name, as eval logs hold it); ``headline``: the held-out metric
+        (None: no held-out evals, no divergence check); ``audits``: re-judge new rollout logs at every save."""
+        from train.guards.best_checkpoint import score_key
+
         self.run_dir = Path(run_dir)
-        self.scorer, self.score_key, self.headline = scorer, score_key, headline
-        self.window, self.stop = window, stop
+        self.scorer, self.headline = scorer, headline
+        self.score_key = score_key(headline) if headline else None
+        self.window, self.stop, self.audits = window, stop, audits
         self.eval_steps: list[int] = []
         self.audited: set[str] = set()
         self.paid_rejected: list[int] = []
@@ -124,7 +129,7 @@ class RewardHackingAlarm(TrainerCallback):
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
         import time
 
-        if not state.is_world_process_zero or not metrics or self.headline not in metrics:
+        if not state.is_world_process_zero or not metrics or not self.headline or self.headline not in metrics:
             return control
         start = time.perf_counter()
         step = state.global_step
@@ -151,7 +156,7 @@ class RewardHackingAlarm(TrainerCallback):
         """After the rollout logs were flushed (``RolloutFlushCallback`` runs before this callback)."""
         import time
 
-        if not state.is_world_process_zero:
+        if not state.is_world_process_zero or not self.audits:
             return control
         new = sorted(p for p in (self.run_dir / "rollouts").glob("*.eval") if str(p) not in self.audited)
         if not new:
