@@ -1,10 +1,10 @@
 """The reward-hacking alarm's statistics on constructed series (train/guards/reward_hacking.py); the alarm on a real
-run trained with a lenient reward: tests/integration/test_held_out_eval.py."""
+run trained with a lenient reward: tests/integration/test_reward_hacking_alarm.py."""
 
 import pytest
 
 from evals.paired import PairedTable, compare
-from train.guards.reward_hacking import diverges, divergence_evidence, paid_rejected_grows, reward_rise
+from train.guards.reward_hacking import divergence_evidence, diverges, paid_rejected_grows, reward_rise
 
 RISING = [0.1, 0.15, 0.12, 0.2, 0.5, 0.6, 0.55, 0.65]  # per-step training reward: clearly higher later
 FLAT = [0.3, 0.4, 0.35, 0.3, 0.35, 0.3, 0.4, 0.35]
