@@ -121,7 +121,9 @@ class OnPolicyGuard:
         return cls(every, precision_key(model_args))
 
     def due(self, step: int) -> bool:
-        return step % self.every == 0 and step not in self.checked
+        """At the first batch, then once ``every`` steps have passed (a batch generated every few steps, with
+        ``steps_per_generation`` > 1, may never fall on a multiple)."""
+        return not self.checked or step >= max(self.checked) + self.every
 
     def measure(self, trainer) -> float:
         """Mean |Δ logprob| per probe token, engine vs policy, the largest over processes (a collective)."""

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from train.guards.on_policy import Band, OffPolicy, calibrate, check_steps, off_policy_message
+from train.guards.on_policy import Band, OffPolicy, OnPolicyGuard, calibrate, check_steps, off_policy_message
 
 # (precision, step-0 gap, a later synced gap, one step stale): CPU measurements (docs/training.md "Watching a run")
 MEASURED = [("4bit", 0.046, 0.046, 0.30), ("fp32", 7.8e-6, 7.8e-6, 0.106)]
@@ -53,3 +53,21 @@ def test_the_error_says_what_diverged_why_and_how_to_turn_the_guard_off():
     assert "stale adapter" in message and "quantize" in message
     assert message.endswith("turn the guard off with on_policy_check_steps: 0.")
     assert "\n" not in message  # one paragraph
+
+
+@pytest.mark.parametrize(
+    ("every", "generated_at", "checked_at"),
+    [
+        (2, [0, 1, 2, 3, 4, 5], [0, 2, 4]),  # a batch every step
+        (10, [0, 4, 8, 12, 16, 20, 24], [0, 12, 24]),  # a batch every 4 steps (steps_per_generation 4)
+        (1, [0, 0, 1], [0, 1]),  # two batches in one step: checked once
+    ],
+)
+def test_checks_fall_due_every_n_steps_whenever_batches_are_generated(every, generated_at, checked_at):
+    guard = OnPolicyGuard(every, "4bit")
+    checked = []
+    for step in generated_at:
+        if guard.due(step):
+            guard.checked.add(step)
+            checked.append(step)
+    assert checked == checked_at
