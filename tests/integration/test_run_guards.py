@@ -47,7 +47,11 @@ def test_a_stale_adapter_stops_the_run_at_the_first_check_and_skews_the_importan
     # the step-0 check (logged with step 1): fp32 vLLM and the policy agree
     assert first[GAP_METRIC] < 1e-3 and first[BAND_METRIC] == 1e-3
     # TRL's importance-sampling ratios from the engine's logprobs: ~1 while synced, not once the adapter is stale
-    assert abs(first[IS_MEAN] - 1) < 0.01, first
+    # (measured: synced within 2.4e-4 of 1; stale min 0.64, mean 1.08, max 1.89)
+    for stat in ("min", "mean", "max"):
+        assert abs(first[f"sampling/importance_sampling_ratio/{stat}"] - 1) < 1e-3, first
     assert first["sampling/sampling_logp_difference/max"] < 1e-3
-    assert second["sampling/sampling_logp_difference/mean"] > 0.02, second
-    assert abs(second[IS_MEAN] - 1) > 0.05 or second["sampling/importance_sampling_ratio/min"] < 0.5, second
+    assert second["sampling/sampling_logp_difference/mean"] > 0.01, second
+    assert (
+        second["sampling/importance_sampling_ratio/min"] < 0.9 < 1.1 < second["sampling/importance_sampling_ratio/max"]
+    )

@@ -56,12 +56,13 @@ def report(run_dir: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python scripts/guard_overheads.py RUN_DIR", file=sys.stderr)
-        return 2
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run_dir", type=Path, help="a train/grpo.py output directory (finished or in progress)")
+    args = parser.parse_args(argv)
     try:
-        print(report(Path(args[0])))
+        print(report(args.run_dir))
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
