@@ -29,6 +29,7 @@ os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 from rewards.math.worker_pool import warm_up  # noqa: E402 - after the OpenMP setting
 from train.config import ConfigError, ScriptArguments, parse_config, validate  # noqa: E402
+from train.guards.run_guards import add_guards, best_lines, raise_if_a_guard_stopped, track_best  # noqa: E402
 
 
 def _summary(log_history: list[dict], seconds: float, first_step: int = 0) -> str:
@@ -68,7 +69,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
     held_out = _held_out_eval(script_args, training_args)  # the held-out problems load here too
-    _track_best(held_out, training_args)
+    track_best(held_out, training_args)  # train/guards/run_guards.py
     train_dataset = to_dataset(problems, script_args.num_shots)
     engine = engine_factory(  # servers that do not answer, or cannot hold the longest prompt + completion, stop it here
         script_args,
@@ -113,65 +114,8 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     if trainer.rollout_engine is not None:  # run.json: the vLLM engine and the adapter it serves
         callbacks[0].live = lambda: {"rollout_engine": trainer.rollout_engine_state()}
     trainer.manifest_callback = callbacks[0]
-    _add_guards(trainer, script_args, model_args)
+    add_guards(trainer, script_args, model_args)  # train/guards/run_guards.py
     return trainer, recorder, manifest
-
-
-def _add_guards(trainer, script_args, model_args) -> None:
-    """The run guards (train/guards/): the on-policy guard when rollouts come from a vLLM adapter engine, the
-    reward-hacking alarm when the run evaluates held-out problems or logs its rollouts."""
-    from train.guards.on_policy import OnPolicyGuard
-
-    guards = []
-    trainer.on_policy_guard = OnPolicyGuard.for_run(
-        script_args.on_policy_check_steps, trainer.rollout_engine, model_args
-    )
-    if trainer.on_policy_guard is not None:
-        guards.append(trainer.on_policy_guard)
-    trainer.reward_hacking_alarm = None
-    from problems.domains import audited_scores, domain_of_source
-    from records.rollout_format import train_score_name
-
-    # the audit needs a reward it can re-judge in the rollout logs (correctness, code_tests)
-    audits = trainer.rollout_recorder is not None and any(
-        train_score_name(name) in audited_scores() for name in script_args.reward_funcs
-    )
-    if trainer.held_out_eval is not None or audits:
-        from train.guards.reward_hacking import RewardHackingAlarm
-
-        trainer.reward_hacking_alarm = RewardHackingAlarm(
-            trainer.args.output_dir,
-            domain_of_source(script_args.dataset).scorer.split("/")[-1],
-            trainer.held_out_eval.headline if trainer.held_out_eval is not None else None,
-            window=script_args.reward_hacking_window,
-            stop=script_args.stop_on_reward_hacking,
-            audits=audits,
-        )
-        trainer.add_callback(trainer.reward_hacking_alarm)  # after RolloutFlushCallback: audits flushed logs
-        guards.append(trainer.reward_hacking_alarm)
-    trainer.run_guards = tuple(guards)
-
-
-def _track_best(held_out, training_args) -> None:
-    """With held-out evals, transformers tracks the best checkpoint by the held-out headline (unless the config names
-    its own ``metric_for_best_model``) and rotation keeps it (train/guards/best_checkpoint.py)."""
-    if held_out is not None and training_args.metric_for_best_model is None:
-        training_args.metric_for_best_model = held_out.headline
-        training_args.greater_is_better = True
-
-
-def _best_lines(trainer, script_args, output_dir: Path) -> list[str]:
-    """The summary's last lines: the best checkpoint, and best and last vs step 0, paired (best_checkpoint.json)."""
-    if trainer.held_out_eval is None or trainer.args.metric_for_best_model != trainer.held_out_eval.headline:
-        return []
-    from problems.domains import domain_of_source
-    from train.guards.best_checkpoint import NoBestCheckpoint, write_best
-
-    scorer = domain_of_source(script_args.dataset).scorer.split("/")[-1]
-    try:
-        return write_best(output_dir, trainer.state, scorer, trainer.held_out_eval.headline)
-    except NoBestCheckpoint as exc:
-        return [str(exc)]
 
 
 def _longest_prompt(dataset, model_args, training_args) -> int:
@@ -277,15 +221,9 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
                 f"[verigrpo] rollouts: {held} Inspect logs in {output_dir / 'rollouts'} ({len(recorder.written)} new) "
                 f"(inspect view --log-dir {output_dir / 'rollouts'}; audit: python scripts/audit_rollouts.py {output_dir})"
             )
-        for line in _best_lines(trainer, script_args, output_dir):
+        for line in best_lines(trainer, script_args, output_dir):
             print(f"[verigrpo] {line}")
-    alarm = trainer.reward_hacking_alarm
-    if alarm is not None and alarm.stopped:  # saved and summarised above; the exit code says it stopped
-        from train.guards.reward_hacking import RewardHacking
-
-        raise RewardHacking(
-            f"the reward-hacking alarm stopped the run at step {trainer.state.global_step}: {alarm.alarms[-1]}"
-        )
+    raise_if_a_guard_stopped(trainer)  # saved and summarised above; the exit code says it stopped
     return {
         "output_dir": str(output_dir),
         "global_step": trainer.state.global_step,

@@ -139,6 +139,13 @@ class ScriptArguments:
             "(train/guards/reward_hacking.py)"
         },
     )
+    log_replay_batches: bool = field(
+        default=False,
+        metadata={
+            "help": "write each step's loss batch to <output_dir>/replay/ so python -m train.replay RUN --step N "
+            "recomputes its loss and grad norm from the checkpoint before it (train/replay.py)"
+        },
+    )
     stop_on_reward_hacking: bool = field(
         default=False,
         metadata={"help": "stop the run (exit code 4, last step saved) when the reward-hacking alarm fires"},
