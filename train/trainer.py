@@ -27,7 +27,9 @@ from train.trl_seams import SeamedGRPOTrainer, generation_class
 
 class RecordingGRPOTrainer(SeamedGRPOTrainer):
     on_policy_guard = None  # train.guards.on_policy.OnPolicyGuard, set by train/grpo.py (None: no checks)
-    replay_recorder = None  # train.replay.ReplayRecorder with log_replay_batches (set by train/grpo.py)
+    replay_recorder = (
+        None  # train.artifacts.replay_batches.ReplayRecorder with log_replay_batches (set by train/grpo.py)
+    )
     run_guards: tuple = ()  # train/guards/ objects whose ``metrics()`` join the next training log (set by train/grpo.py)
 
     def __init__(

@@ -45,8 +45,9 @@ def test_a_lenient_reward_raises_the_alarm_with_its_evidence(lenient_run):
     assert result["global_step"] == 2  # without the key the run trains on
 
 
-def test_a_replayed_step_equals_the_logged_loss_and_grad_norm(lenient_run, capsys):
+def test_a_replayed_step_equals_the_logged_loss_and_grad_norm(lenient_run, capsys, monkeypatch):
     run, _, result = lenient_run
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)  # the run's config names it
     assert sorted(p.name for p in (run / "replay").iterdir()) == ["step-000001.pt", "step-000002.pt"]
     (logged,) = [e for e in result["log_history"] if e.get("step") == 2 and "loss" in e]
     assert logged["grad_norm"] > 0  # a step that learned something

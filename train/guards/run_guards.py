@@ -40,7 +40,7 @@ def add_guards(trainer, script_args, model_args) -> None:
         guards.append(trainer.reward_hacking_alarm)
     trainer.run_guards = tuple(guards)
     if script_args.log_replay_batches and trainer.is_world_process_zero():
-        from train.replay import ReplayRecorder
+        from train.artifacts.replay_batches import ReplayRecorder
 
         trainer.replay_recorder = ReplayRecorder(trainer.args.output_dir)
 
