@@ -2,6 +2,7 @@
 
     inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo -M do_sample=false
     inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo -M do_sample=false -M precision=full
+    inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo@best -M do_sample=false
 
 The policy GRPO trains is the base *as loaded for training* plus the LoRA adapter: with
 ``load_in_4bit`` that is the 4-bit base. ``hf/<run dir>`` loads the adapter on the full-precision
@@ -10,6 +11,8 @@ scores a different model from the one the rewards shaped. This provider reads th
 (train/artifacts/manifest.py) and loads the base the way training did: TRL's own ``get_quantization_config``
 on the recorded model config, and the recorded ``dtype``. ``-M precision=full`` drops the
 quantization (the adapter on the unquantized base, in the recorded ``dtype``), for comparison.
+``verigrpo/<run>@best`` loads the checkpoint that scored best on the run's held-out evals
+(``best_checkpoint.json``, train/guards/best_checkpoint.py).
 
 Everything else is Inspect's ``hf`` provider (batching, chat template, ``-M do_sample=false``,
 ``-M device=cpu``); any other ``-M`` argument still goes to ``from_pretrained`` and wins over
@@ -47,6 +50,22 @@ class CheckpointError(ValueError):
 def _checkpoints(run_dir: Path) -> list[Path]:
     found = [p for p in run_dir.glob("checkpoint-*") if p.is_dir() and p.name.split("-", 1)[1].isdigit()]
     return sorted(found, key=lambda p: int(p.name.split("-", 1)[1]))
+
+
+def resolve_run_dir(name: str) -> Path:
+    """The directory a ``verigrpo/`` model name loads: the name itself, or for ``<run>@best`` the checkpoint that
+    scored best on the run's held-out evals (``train/guards/best_checkpoint.py``)."""
+    from train.guards.best_checkpoint import BEST_SUFFIX, NoBestCheckpoint, best_checkpoint_dir
+
+    if not name.endswith(BEST_SUFFIX):
+        return Path(name)
+    run_dir = Path(name.removesuffix(BEST_SUFFIX))
+    if not run_dir.is_dir():
+        raise CheckpointError(f"{run_dir}: no such directory (resolved to {run_dir.resolve()})")
+    try:
+        return best_checkpoint_dir(run_dir)
+    except NoBestCheckpoint as exc:
+        raise CheckpointError(str(exc)) from None
 
 
 def read_run(run_dir: str | Path) -> dict:
@@ -167,11 +186,11 @@ def checkpoint_api() -> type:
         ) -> None:
             precision = str(model_args.pop("precision", "trained"))
             shared_prefix = _flag(model_args.pop("shared_prefix", True), "shared_prefix")
-            run_dir = Path(model_name)
+            run_dir = resolve_run_dir(model_name)  # <run>@best: the run's best checkpoint
             args = loading_args(run_dir, precision)
             _check_base(run_dir)
             logger.info("verigrpo: loading %s (%s): %s", run_dir, precision, describe(args))
-            super().__init__(model_name, base_url, api_key, config or GenerateConfig(), **{**args, **model_args})
+            super().__init__(str(run_dir), base_url, api_key, config or GenerateConfig(), **{**args, **model_args})
             from cpu.bnb_cpu import dequantize_once
 
             dequantize_once(self.model)  # 4-bit layers compute as in training, dequantized once (cpu/bnb_cpu.py)

@@ -130,6 +130,9 @@ def test_a_function_level_import_is_an_edge(tmp_path):
 TRAIN_FROM_EVALS = {
     "train.artifacts.held_out": {"evals.checkpoint_eval", "evals.policy_model"},
     "train.artifacts.rollout_log": {"evals.chat", "evals.inspect_seams"},
+    # the run guards read Inspect logs: held-out evals paired per problem, rollout logs re-judged (train/guards/)
+    "train.guards.best_checkpoint": {"evals.eval_pairs"},
+    "train.guards.reward_hacking": {"evals.eval_pairs", "evals.rollout_audit"},
 }
 
 

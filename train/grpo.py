@@ -29,6 +29,7 @@ os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 from rewards.math.worker_pool import warm_up  # noqa: E402 - after the OpenMP setting
 from train.config import ConfigError, ScriptArguments, parse_config, validate  # noqa: E402
+from train.guards.run_guards import add_guards, best_lines, raise_if_a_guard_stopped, track_best  # noqa: E402
 
 
 def _summary(log_history: list[dict], seconds: float, first_step: int = 0) -> str:
@@ -68,6 +69,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
     held_out = _held_out_eval(script_args, training_args)  # the held-out problems load here too
+    track_best(held_out, training_args)  # train/guards/run_guards.py
     train_dataset = to_dataset(problems, script_args.num_shots)
     engine = engine_factory(  # servers that do not answer, or cannot hold the longest prompt + completion, stop it here
         script_args,
@@ -112,6 +114,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     if trainer.rollout_engine is not None:  # run.json: the vLLM engine and the adapter it serves
         callbacks[0].live = lambda: {"rollout_engine": trainer.rollout_engine_state()}
     trainer.manifest_callback = callbacks[0]
+    add_guards(trainer, script_args, model_args)  # train/guards/run_guards.py
     return trainer, recorder, manifest
 
 
@@ -218,6 +221,9 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
                 f"[verigrpo] rollouts: {held} Inspect logs in {output_dir / 'rollouts'} ({len(recorder.written)} new) "
                 f"(inspect view --log-dir {output_dir / 'rollouts'}; audit: python scripts/audit_rollouts.py {output_dir})"
             )
+        for line in best_lines(trainer, script_args, output_dir):
+            print(f"[verigrpo] {line}")
+    raise_if_a_guard_stopped(trainer)  # saved and summarised above; the exit code says it stopped
     return {
         "output_dir": str(output_dir),
         "global_step": trainer.state.global_step,
@@ -229,6 +235,8 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
 def cli(argv: list[str] | None = None) -> int:
     from problems.math_data import DatasetError
     from train.engines.vllm_server_api import ServerError
+    from train.guards.on_policy import OffPolicy
+    from train.guards.reward_hacking import RewardHacking
 
     try:
         script_args, training_args, model_args = parse_config(argv)
@@ -240,6 +248,9 @@ def cli(argv: list[str] | None = None) -> int:
         # a vLLM server failed (before or during training): the run stops; saved checkpoints are complete
         print(f"error: {exc}", file=sys.stderr)
         return 3
+    except (OffPolicy, RewardHacking) as exc:  # a run guard stopped training (train/guards/); checkpoints are complete
+        print(f"error: {exc}", file=sys.stderr)
+        return 4
     return 0
 
 

@@ -26,6 +26,12 @@ from train.trl_seams import SeamedGRPOTrainer, generation_class
 
 
 class RecordingGRPOTrainer(SeamedGRPOTrainer):
+    on_policy_guard = None  # train.guards.on_policy.OnPolicyGuard, set by train/grpo.py (None: no checks)
+    replay_recorder = (
+        None  # train.artifacts.replay_batches.ReplayRecorder with log_replay_batches (set by train/grpo.py)
+    )
+    run_guards: tuple = ()  # train/guards/ objects whose ``metrics()`` join the next training log (set by train/grpo.py)
+
     def __init__(
         self,
         *args,
@@ -123,6 +129,21 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
     def on_batch_scored(self, inputs: list[dict], output: dict) -> None:
         if self.rollout_recorder is not None and self.model.training:
             self._record(inputs, output, self._batch_started, datetime.now(timezone.utc))
+        if self.on_policy_guard is not None and self.model.training and self.rollout_engine is not None:
+            self.on_policy_guard.after_batch(self)  # the engine was just synced: it must score as the policy does
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        """TRL's loss; with ``log_replay_batches`` the exact batch is recorded first (train/replay.py)."""
+        if self.replay_recorder is not None and model.training:
+            self.replay_recorder.add(self.state.global_step + 1, inputs, num_items_in_batch)
+        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        """TRL's log, plus the run guards' metrics of the step (train/guards/)."""
+        if self.model.training:
+            for guard in self.run_guards:
+                logs = {**logs, **guard.metrics()}
+        super().log(logs, start_time)
 
     def _local_whys(self, count: int) -> list[dict]:
         """Per local completion, the ``rewards.reward_log`` columns the reward functions logged (empty if none)."""

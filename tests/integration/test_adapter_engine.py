@@ -63,6 +63,14 @@ def test_the_cpu_default_trains_with_vllm_rollouts_and_leaves_no_adapter_files(t
     assert len(steps) == 2
     # the importance-sampling metrics exist only when rollouts came from vLLM with their logprobs
     assert all(e["sampling/sampling_logp_difference/mean"] < 0.1 for e in steps)
+    for stat in ("min", "mean", "max"):  # TRL's importance-sampling ratios, from the engine's logprobs
+        assert all(e[f"sampling/importance_sampling_ratio/{stat}"] > 0 for e in steps)
+    # the on-policy guard is on by default with the engine: step 0 calibrated the 4-bit band and logged the probe gap
+    # with step 1 (train/guards/on_policy.py); the next check is at step 10
+    first = steps[0]
+    assert first["on_policy/probe_logp_gap"] <= first["on_policy/band"] and first["on_policy/band"] >= 0.08
+    assert first["on_policy/check_seconds"] > 0 and "on_policy/probe_logp_gap" not in steps[1]
+    assert "[verigrpo] on-policy guard: step-0 gap" in stdout
     for directory in (out, out / "checkpoint-1", out / "checkpoint-2"):
         assert (directory / "adapter_model.safetensors").is_file()
         assert json.loads((directory / "run.json").read_text())["config"]["training"]["use_vllm"] is True

@@ -27,8 +27,10 @@ def training_entries(history):
     return [entry for entry in history if "grad_norm" in entry]
 
 
-def test_a_run_with_held_out_evals_writes_inspect_logs_and_draws_them(tmp_path, cpu_model, monkeypatch):
+def test_a_run_with_held_out_evals_writes_inspect_logs_and_draws_them(tmp_path, cpu_model, monkeypatch, capsys):
     from inspect_ai.log import read_eval_log
+
+    from evals.checkpoint_model import resolve_run_dir
 
     monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
     run = tmp_path / "run"
@@ -67,6 +69,30 @@ def test_a_run_with_held_out_evals_writes_inspect_logs_and_draws_them(tmp_path, 
     assert list(drawn.get_xdata()) == [0, 1, 2] and list(drawn.get_ydata()) == values
     (legend,) = figure.legends
     assert f"held-out accuracy (greedy, {PROBLEMS} problems)" in [text.get_text() for text in legend.get_texts()]
+
+    # the best checkpoint by held-out accuracy (train/guards/best_checkpoint.py): the first of the highest trained
+    # evals, kept, named by best_checkpoint.json and verigrpo/<run>@best; the summary ends with the best and the last
+    # checkpoint against step 0, paired on the same problems
+    accuracy = {entry["step"]: entry["eval_correct/accuracy"] for entry in evals}
+    best = max((1, 2), key=lambda step: (accuracy[step], -step))
+    record = json.loads((run / "best_checkpoint.json").read_text())
+    assert (record["best_step"], record["best_value"], record["checkpoint"]) == (
+        best,
+        accuracy[best],
+        f"checkpoint-{best}",
+    )
+    assert resolve_run_dir(f"{run}@best") == (run / f"checkpoint-{best}").resolve()
+    compared = {c["step"]: c for c in record["comparisons"]}
+    assert sorted(compared) == sorted({best, 2})
+    for step, c in compared.items():
+        assert (c["n"], c["before"], c["after"]) == (PROBLEMS, accuracy[0], accuracy[step])
+        assert c["low"] <= c["difference"] <= c["high"] and 0 <= c["p_value"] <= 1
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-1].startswith("[verigrpo] last (step 2) vs step 0 on the same 4 held-out problems: ")
+    assert any(
+        line.startswith(f"[verigrpo] best held-out correct/accuracy {accuracy[best]:.3f} at step {best}")
+        for line in printed
+    )
 
 
 def test_without_the_key_there_are_no_evals(tmp_path, cpu_model, monkeypatch):

@@ -41,6 +41,25 @@ def held_out_points(history: list[dict]) -> list[tuple[str, list[int], list[floa
     return points
 
 
+def on_policy_axis(ax, history: list[dict]) -> list:
+    """The on-policy guard's probe gap and band (train/guards/on_policy.py) on a right-hand axis: legend handles
+    (none when the run logged no check)."""
+    from matplotlib.lines import Line2D
+
+    from train.guards.on_policy import BAND_METRIC, GAP_METRIC
+
+    checks = [entry for entry in history if entry.get(GAP_METRIC) is not None]
+    if not checks:
+        return []
+    right = ax.twinx()
+    style = {"color": "tab:red", "marker": "x", "linestyle": ":", "linewidth": 1.5}
+    right.plot([e["step"] for e in checks], [e[GAP_METRIC] for e in checks], **style)
+    right.axhline(checks[-1][BAND_METRIC], color="tab:red", alpha=0.4, linewidth=1)
+    right.set_ylim(0, 1.5 * max(max(e[GAP_METRIC] for e in checks), checks[-1][BAND_METRIC]))
+    right.set_ylabel("on-policy probe gap (mean |Δ logprob|)", color="tab:red")
+    return [Line2D([], [], label="on-policy probe gap (right axis; thin line: its band)", **style)]
+
+
 def load_history(run_dir: Path) -> list[dict]:
     final = run_dir / "log_history.json"
     if final.is_file():
@@ -96,6 +115,7 @@ def figure(run_dir: Path):
             ax.annotate(f"{value:.2f}", (step, value), textcoords="offset points", xytext=(0, 7), ha="center")
         described = f"{label} (greedy, {problems} problems)" if problems else f"{label} (greedy)"
         handles.append(Line2D([], [], label=described, **HELD_OUT_STYLE))
+    handles += on_policy_axis(ax, everything)
     if window > 1:  # how to read the two lines of each series, in neutral grey
         handles.append(Line2D([], [], color="grey", alpha=0.35, linewidth=1, label="faint: the value at each step"))
         handles.append(

@@ -122,6 +122,34 @@ class ScriptArguments:
             "no sleep mode, no tensor parallelism"
         },
     )
+    # ---- run guards (train/guards/, docs/training.md "Watching a run") ----
+    on_policy_check_steps: int | None = field(
+        default=None,
+        metadata={
+            "help": "vLLM adapter engines: every this many steps (and at step 0, which calibrates the band) score "
+            "fixed probe tokens through the engine and the policy, log on_policy/probe_logp_gap and stop the run "
+            "when the gap leaves its band (train/guards/on_policy.py); unset: 10 with an adapter engine; 0: off"
+        },
+    )
+    reward_hacking_window: int = field(
+        default=2,
+        metadata={
+            "help": "with held-out evals: compare each eval with the one this many evals back; the reward-hacking "
+            "alarm fires when the training reward rose in between while held-out accuracy did not "
+            "(train/guards/reward_hacking.py)"
+        },
+    )
+    log_replay_batches: bool = field(
+        default=False,
+        metadata={
+            "help": "write each step's loss batch to <output_dir>/replay/ so python -m train.replay RUN --step N "
+            "recomputes its loss and grad norm from the checkpoint before it (train/replay.py)"
+        },
+    )
+    stop_on_reward_hacking: bool = field(
+        default=False,
+        metadata={"help": "stop the run (exit code 4, last step saved) when the reward-hacking alarm fires"},
+    )
 
 
 # ---- numeric ranges: every value that would otherwise fail late (or never) --------------------
@@ -213,6 +241,8 @@ SCRIPT_BOUNDS = (
     Bound("eval_max_tokens", _at_least(1), ">= 1 (tokens per held-out completion)", optional=True),
     Bound("vllm_server_request_timeout", _above(0), "> 0 (seconds)"),
     Bound("vllm_server_retries", _within(0, 100), "in [0, 100]"),
+    Bound("on_policy_check_steps", _at_least(0), ">= 0 (0: off)", optional=True),
+    Bound("reward_hacking_window", _at_least(1), ">= 1 (held-out evals back)"),
 )
 
 # TRL's ModelConfig: the LoRA shape

@@ -33,6 +33,7 @@ from train.config.lora_checks import check_lora
 from train.config.machine_checks import check_machine
 from train.config.share_base_checks import check_share_base
 from train.engines.choice import Engine, rollout_engine
+from train.guards.sampling import biased_correction
 
 MAX_LINE_BYTES = 1 << 20  # one jsonl record (a problem): 1 MiB is ~250k tokens, past any model's context
 
@@ -44,6 +45,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
         + out_of_range(training_args, GRPO_BOUNDS)
         + out_of_range(model_args, MODEL_BOUNDS)
         + _cross_field_problems(script_args, training_args)
+        + biased_correction(training_args)  # train/guards/sampling.py: truncation the IS correction cannot undo
     )
     check_distributed(script_args, training_args, model_args)  # accelerate's launch: sharding, ranks' waits
     check_rewards(script_args, training_args)

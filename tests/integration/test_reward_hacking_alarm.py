@@ -1,0 +1,72 @@
+"""One real tiny CPU run whose correctness reward is deliberately lenient (it pays any completion with a digit in it)
+and which records its loss batches: the reward-hacking alarm (train/guards/reward_hacking.py) re-judges the rollout
+log at the first save and warns, and step 2 replays from checkpoint-1 to the logged loss and grad norm, exactly
+(train/replay.py). The same alarm with stop_on_reward_hacking stops the run (slow)."""
+
+import re
+
+import pytest
+
+import rewards
+from tests.helpers.training import length_parity, tiny_run
+from train.guards.reward_hacking import RewardHacking
+from train.replay import ReplayError, main, replay
+
+
+def lenient_correctness(completions, **kwargs):
+    """A broken correctness reward: 1.0 for any digit anywhere, right answer or not."""
+    return [float(bool(re.search(r"\d", rewards.common.completion_text(c)))) for c in completions]
+
+
+@pytest.fixture(scope="module")
+def lenient_run(cpu_model, tmp_path_factory):
+    """(run dir, what it printed, its result): 2 steps, checkpoints 1 and 2, replay batches recorded."""
+    import contextlib
+    import io
+
+    run = tmp_path_factory.mktemp("lenient") / "run"
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
+        patch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+        patch.setitem(rewards.REWARD_FUNCS, "correctness", lenient_correctness)
+        result = tiny_run(run, "--log_replay_batches", "true")
+    return run, printed.getvalue(), result
+
+
+def test_a_lenient_reward_raises_the_alarm_with_its_evidence(lenient_run):
+    run, printed, result = lenient_run
+    warnings = [line for line in printed.splitlines() if "WARNING reward-hacking alarm" in line]
+    assert warnings, printed[-3000:]
+    paid_rejected, paid = map(int, re.search(r"the reward paid (\d+) of (\d+) paid completions", warnings[0]).groups())
+    assert 0 < paid_rejected <= paid <= 4
+    assert "math_verifier rejects" in warnings[0] and warnings[0].endswith("set stop_on_reward_hacking: true to stop")
+    alarms = [e["guards/reward_hacking_alarms"] for e in result["log_history"] if "guards/reward_hacking_alarms" in e]
+    assert alarms and alarms[0] == 1
+    assert result["global_step"] == 2  # without the key the run trains on
+
+
+def test_a_replayed_step_equals_the_logged_loss_and_grad_norm(lenient_run, capsys, monkeypatch):
+    run, _, result = lenient_run
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)  # the run's config names it
+    assert sorted(p.name for p in (run / "replay").iterdir()) == ["step-000001.pt", "step-000002.pt"]
+    (logged,) = [e for e in result["log_history"] if e.get("step") == 2 and "loss" in e]
+    assert logged["grad_norm"] > 0  # a step that learned something
+    assert main([str(run), "--step", "2"]) == 0
+    out = capsys.readouterr().out
+    assert f"step 2 loss: replayed {logged['loss']!r}, logged {logged['loss']!r} (equal)" in out
+    assert f"step 2 grad_norm: replayed {logged['grad_norm']!r}, logged {logged['grad_norm']!r} (equal)" in out
+    with pytest.raises(ReplayError, match="step 1 has none"):
+        replay(run, 1)
+
+
+# slow (~1 min quiet, 1.3 min measured on a busy machine: another tiny run); the default suite sees the alarm warn above
+@pytest.mark.slow
+def test_with_the_key_the_alarm_stops_the_run_at_its_first_save(tmp_path, cpu_model, monkeypatch, capsys):
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "correctness", lenient_correctness)
+    run = tmp_path / "run"
+    with pytest.raises(RewardHacking, match=r"stopped the run at step 1: the reward paid \d+ of \d+ paid") as caught:
+        tiny_run(run, "--max_steps", "3", "--stop_on_reward_hacking", "true")
+    assert "math_verifier rejects" in str(caught.value) and "scripts/audit_rollouts.py" in str(caught.value)
+    assert (run / "checkpoint-1" / "adapter_model.safetensors").is_file() and not (run / "checkpoint-2").exists()
+    assert "[verigrpo] WARNING reward-hacking alarm: the reward paid" in capsys.readouterr().out

@@ -1,0 +1,78 @@
+"""The run guards wired into a run (train/grpo.py calls these): which guards a config turns on, the best checkpoint's
+tracking and summary, and the exit when a guard stopped training. Each guard's logic is its own module here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def add_guards(trainer, script_args, model_args) -> None:
+    """The run guards (train/guards/): the on-policy guard when rollouts come from a vLLM adapter engine, the
+    reward-hacking alarm when the run evaluates held-out problems or logs its rollouts."""
+    from train.guards.on_policy import OnPolicyGuard
+
+    guards = []
+    trainer.on_policy_guard = OnPolicyGuard.for_run(
+        script_args.on_policy_check_steps, trainer.rollout_engine, model_args
+    )
+    if trainer.on_policy_guard is not None:
+        guards.append(trainer.on_policy_guard)
+    trainer.reward_hacking_alarm = None
+    from problems.domains import audited_scores, domain_of_source
+    from records.rollout_format import train_score_name
+
+    # the audit needs a reward it can re-judge in the rollout logs (correctness, code_tests)
+    audits = trainer.rollout_recorder is not None and any(
+        train_score_name(name) in audited_scores() for name in script_args.reward_funcs
+    )
+    if trainer.held_out_eval is not None or audits:
+        from train.guards.reward_hacking import RewardHackingAlarm
+
+        trainer.reward_hacking_alarm = RewardHackingAlarm(
+            trainer.args.output_dir,
+            domain_of_source(script_args.dataset).scorer.split("/")[-1],
+            trainer.held_out_eval.headline if trainer.held_out_eval is not None else None,
+            window=script_args.reward_hacking_window,
+            stop=script_args.stop_on_reward_hacking,
+            audits=audits,
+        )
+        trainer.add_callback(trainer.reward_hacking_alarm)  # after RolloutFlushCallback: audits flushed logs
+        guards.append(trainer.reward_hacking_alarm)
+    trainer.run_guards = tuple(guards)
+    if script_args.log_replay_batches and trainer.is_world_process_zero():
+        from train.artifacts.replay_batches import ReplayRecorder
+
+        trainer.replay_recorder = ReplayRecorder(trainer.args.output_dir)
+
+
+def track_best(held_out, training_args) -> None:
+    """With held-out evals, transformers tracks the best checkpoint by the held-out headline (unless the config names
+    its own ``metric_for_best_model``) and rotation keeps it (train/guards/best_checkpoint.py)."""
+    if held_out is not None and training_args.metric_for_best_model is None:
+        training_args.metric_for_best_model = held_out.headline
+        training_args.greater_is_better = True
+
+
+def best_lines(trainer, script_args, output_dir: Path) -> list[str]:
+    """The summary's last lines: the best checkpoint, and best and last vs step 0, paired (best_checkpoint.json)."""
+    if trainer.held_out_eval is None or trainer.args.metric_for_best_model != trainer.held_out_eval.headline:
+        return []
+    from problems.domains import domain_of_source
+    from train.guards.best_checkpoint import NoBestCheckpoint, write_best
+
+    scorer = domain_of_source(script_args.dataset).scorer.split("/")[-1]
+    try:
+        return write_best(output_dir, trainer.state, scorer, trainer.held_out_eval.headline)
+    except NoBestCheckpoint as exc:
+        return [str(exc)]
+
+
+def raise_if_a_guard_stopped(trainer) -> None:
+    """After the run saved and summarised: the reward-hacking alarm that stopped it raises (exit code 4)."""
+    alarm = getattr(trainer, "reward_hacking_alarm", None)
+    if alarm is not None and alarm.stopped:
+        from train.guards.reward_hacking import RewardHacking
+
+        raise RewardHacking(
+            f"the reward-hacking alarm stopped the run at step {trainer.state.global_step}: {alarm.alarms[-1]}"
+        )
