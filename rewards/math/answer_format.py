@@ -47,6 +47,13 @@ ANSWER_INSTRUCTION = (
     "where <answer> is a number or a mathematical expression, with no units and no other words."
 )
 
+# Added to ANSWER_INSTRUCTION when the run offers the ``python`` tool (problems/python_tool.py): only the
+# model's own replies are graded, so an answer the tool prints does not count until the model writes it.
+TOOL_INSTRUCTION = (
+    "You can run Python with the python tool to check arithmetic; it returns what the program printed. "
+    "The tool's output is not your answer: write the final ANSWER line yourself, in your last reply."
+)
+
 # One worked example per entry: (question, assistant reply). The reply shows the exact format.
 WORKED_EXAMPLES: tuple[tuple[str, str], ...] = (
     (
@@ -64,11 +71,13 @@ WORKED_EXAMPLES: tuple[tuple[str, str], ...] = (
 )
 
 
-def build_messages(question: str, num_shots: int = 0) -> list[dict[str, str]]:
-    """Chat messages for one problem: the instruction, ``num_shots`` worked examples, the question."""
+def build_messages(question: str, num_shots: int = 0, tools: bool = False) -> list[dict[str, str]]:
+    """Chat messages for one problem: the instruction (with ``TOOL_INSTRUCTION`` when ``tools``), ``num_shots``
+    worked examples, the question."""
     if not 0 <= num_shots <= len(WORKED_EXAMPLES):
         raise ValueError(f"num_shots must be between 0 and {len(WORKED_EXAMPLES)}, got {num_shots}")
-    messages = [{"role": "system", "content": ANSWER_INSTRUCTION}]
+    instruction = f"{ANSWER_INSTRUCTION}\n{TOOL_INSTRUCTION}" if tools else ANSWER_INSTRUCTION
+    messages = [{"role": "system", "content": instruction}]
     for example_question, example_reply in WORKED_EXAMPLES[:num_shots]:
         messages.append({"role": "user", "content": example_question})
         messages.append({"role": "assistant", "content": example_reply})
