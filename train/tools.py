@@ -95,3 +95,19 @@ def tool_metrics(environments) -> dict[str, float]:
         "tools/refused_per_rollout": sum(s.refused for s in sessions) / n,
         "tools/seconds_per_rollout": sum(s.seconds for s in sessions) / n,
     }
+
+
+def trainer_tool_kwargs(script_args, model_args, training_args) -> dict:
+    """GRPOTrainer's tool arguments for a config with ``tools`` (empty without): the environment factory and the
+    tokenizer with a template that can call tools (``train/config/tool_checks.py``). Caps TRL's tool rounds at
+    ``tool_max_calls + 1`` when ``max_tool_calling_iterations`` is unset: the last round shows the call limit."""
+    if not script_args.tools:
+        return {}
+    from train.config.tool_checks import tool_limits, tool_tokenizer
+
+    if training_args.max_tool_calling_iterations is None:
+        training_args.max_tool_calling_iterations = script_args.tool_max_calls + 1
+    return {
+        "environment_factory": environment_factory(tool_limits(script_args)),
+        "processing_class": tool_tokenizer(script_args, model_args, training_args),
+    }

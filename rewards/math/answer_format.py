@@ -71,14 +71,35 @@ WORKED_EXAMPLES: tuple[tuple[str, str], ...] = (
 )
 
 
-def build_messages(question: str, num_shots: int = 0, tools: bool = False) -> list[dict[str, str]]:
-    """Chat messages for one problem: the instruction (with ``TOOL_INSTRUCTION`` when ``tools``), ``num_shots``
-    worked examples, the question."""
+# With the tool, the first worked example shows a call (the chat format of TRL and transformers: an assistant turn
+# with ``tool_calls``, then the tool's result) and the answer written by the model itself. ``result`` is exactly
+# what problems/python_tool.py returns for ``code`` (tests/tools/test_tool_prompt.py runs it).
+TOOL_WORKED_EXAMPLE = {"code": "print(2 + 1)", "result": "3\n", "reply": "The tool printed 3.\nANSWER: 3"}
+
+
+def _tool_example_turns(question: str) -> list[dict]:
+    call = {"type": "function", "function": {"name": "python", "arguments": {"code": TOOL_WORKED_EXAMPLE["code"]}}}
+    return [
+        {"role": "user", "content": question},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "name": "python", "content": TOOL_WORKED_EXAMPLE["result"]},
+        {"role": "assistant", "content": TOOL_WORKED_EXAMPLE["reply"]},
+    ]
+
+
+def build_messages(question: str, num_shots: int = 0, tools: bool = False) -> list[dict]:
+    """Chat messages for one problem: the instruction, ``num_shots`` worked examples, the question.
+
+    ``tools``: the run offers the ``python`` tool: ``TOOL_INSTRUCTION`` is added and the first worked example
+    (of the same question) calls the tool before answering (``TOOL_WORKED_EXAMPLE``)."""
     if not 0 <= num_shots <= len(WORKED_EXAMPLES):
         raise ValueError(f"num_shots must be between 0 and {len(WORKED_EXAMPLES)}, got {num_shots}")
     instruction = f"{ANSWER_INSTRUCTION}\n{TOOL_INSTRUCTION}" if tools else ANSWER_INSTRUCTION
-    messages = [{"role": "system", "content": instruction}]
-    for example_question, example_reply in WORKED_EXAMPLES[:num_shots]:
+    messages: list[dict] = [{"role": "system", "content": instruction}]
+    for index, (example_question, example_reply) in enumerate(WORKED_EXAMPLES[:num_shots]):
+        if tools and index == 0:
+            messages += _tool_example_turns(example_question)
+            continue
         messages.append({"role": "user", "content": example_question})
         messages.append({"role": "assistant", "content": example_reply})
     messages.append({"role": "user", "content": question})
