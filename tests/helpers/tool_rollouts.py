@@ -12,7 +12,7 @@ from tests.helpers.rollouts import START
 from train.artifacts.rollout_log import rollouts_from_batch
 from train.tools import PythonToolEnvironment
 
-LIMITS = ToolLimits(timeout_s=2.0, max_calls=2)
+LIMITS = ToolLimits(timeout_s=10.0, max_calls=2)  # 10 s: no call here is meant to time out, even on a loaded box
 QUESTION, ANSWER = "What is 17 * 23?", "391"
 # one group: a tool call then the policy's own answer; the tool printing the answer line; no tool; a hedge
 TOOL_TRANSCRIPTS = [

@@ -12,7 +12,7 @@ from train.tools import PythonToolEnvironment, tool_metrics
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 
-LIMITS = ToolLimits(timeout_s=2.0, memory_mb=256, output_chars=400, max_calls=3)
+LIMITS = ToolLimits(timeout_s=5.0, memory_mb=256, output_chars=400, max_calls=3)  # 5 s: a loaded box starts python slowly
 SECRET = "reference-4817"
 
 

@@ -18,7 +18,7 @@ from train.tools import PythonToolEnvironment
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 
-LIMITS = ToolLimits(timeout_s=2.0, max_calls=2)
+LIMITS = ToolLimits(timeout_s=10.0, max_calls=2)  # 10 s: no call here is meant to time out, even on a loaded box
 
 TRANSCRIPTS = {
     # what the tool printed is not the policy's statement
@@ -80,7 +80,7 @@ def test_the_eval_grades_tool_transcripts_as_training_does(tmp_path):
     names = ["tool_prints_the_answer_line", "tool_prints_it_then_policy_states_it", "two_answers_across_turns"]
     outputs = [output for name in names for output in mock_outputs(TRANSCRIPTS[name][0])]
     task = math_verified(
-        dataset="arithmetic", limit=len(names), num_shots=0, tools=True, tool_timeout_s=2.0, tool_max_calls=2
+        dataset="arithmetic", limit=len(names), num_shots=0, tools=True, tool_timeout_s=10.0, tool_max_calls=2
     )
     order = {}
     for index, sample in enumerate(task.dataset):

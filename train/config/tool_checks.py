@@ -75,6 +75,13 @@ def check_tools(script_args, training_args, model_args) -> None:
             "tools with use_vllm needs use_peft: true (the colocated adapter engine); TRL's own full-weight vLLM sync "
             "has not been run with the tool loop here. Use LoRA, or `use_vllm: false`."
         )
+    if training_args.eval_strategy != "no":
+        raise ConfigError(
+            "tools with held-out evals (eval_strategy) is not supported yet: the in-memory policy's Inspect provider "
+            "(evals/policy_model.py) answers plain chat prompts and cannot call the tool, so the eval would not meet "
+            "the tool training did. Set `eval_strategy: no`; evaluate checkpoints with `inspect eval "
+            "evals/math_task.py@math_verified -T tools=true` (docs/tool-use.md)."
+        )
     if training_args.use_transformers_continuous_batching:
         raise ConfigError("tools with use_transformers_continuous_batching has not been run here: turn it off.")
     tool_tokenizer(script_args, model_args, training_args)  # a template that cannot call tools stops here
