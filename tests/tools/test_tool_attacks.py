@@ -12,7 +12,8 @@ from train.tools import PythonToolEnvironment, tool_metrics
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 
-LIMITS = ToolLimits(timeout_s=5.0, memory_mb=256, output_chars=400, max_calls=3)  # 5 s: a loaded box starts python slowly
+# 5 s: a loaded box starts python slowly; calls meant to finish must not time out
+LIMITS = ToolLimits(timeout_s=5.0, memory_mb=256, output_chars=400, max_calls=3)
 SECRET = "reference-4817"
 
 

@@ -15,7 +15,8 @@ from train.tools import PythonToolEnvironment
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 
-LIMITS = ToolLimits(timeout_s=5.0, memory_mb=256, output_chars=120, max_calls=6)  # 5 s: a loaded box starts python slowly
+# 5 s: a loaded box starts python slowly; calls meant to finish must not time out
+LIMITS = ToolLimits(timeout_s=5.0, memory_mb=256, output_chars=120, max_calls=6)
 TRANSCRIPT = [
     "print(6 * 7)",
     "import sys\nprint('partial')\nsys.stderr.write('oops\\n')\nsys.exit(3)",

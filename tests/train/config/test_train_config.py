@@ -370,7 +370,8 @@ def test_help_lists_config_and_the_project_options_first_fast():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("usage: python train/grpo.py --config FILE.yaml")
-    assert len(lines) < 80 and seconds < 10  # was 1,357 lines in 19 s; one line per project key (60 with the six tool keys)
+    # was 1,357 lines in 19 s; one line per project key (60 with the six tool keys)
+    assert len(lines) < 80 and seconds < 10
     flags = [line.split()[0] for line in lines if line.startswith("  --")]
     assert flags[:2] == ["--config", "--help-all"]
     import dataclasses
