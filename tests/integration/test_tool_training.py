@@ -23,11 +23,10 @@ TINY = [
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_sandbox")]
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["transformers", pytest.param("vllm", marks=pytest.mark.usefixtures("needs_vllm"))],
-)
-def test_a_tool_run_trains_a_step_and_logs_its_tool_metrics(tmp_path, cpu_model, path):
+@pytest.mark.parametrize("path", ["transformers", "vllm"])
+def test_a_tool_run_trains_a_step_and_logs_its_tool_metrics(tmp_path, cpu_model, path, request):
+    if path == "vllm":
+        request.getfixturevalue("needs_vllm")  # skip without vLLM's CPU build (a failure in CI)
     extra = ["--use_vllm", "true"] if path == "vllm" else []
     script_args, training_args, model_args = parse_config(
         ["--config", TOOLS_CONFIG, "--output_dir", str(tmp_path / "run"), *TINY, *extra]
