@@ -14,11 +14,12 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser, GenerateConfig
 from inspect_ai.solver import generate, use_tools
-from inspect_ai.tool import python
 
 from evals.code_scoring import CODE_HEADLINE
+from evals.python_tool import python_tool
 from evals.verify import unit_test_scorer
 from problems.code_data import CodeProblem, load_code_problems
+from problems.python_tool import ToolLimits
 from rewards import verifier_id
 
 DEFAULT_MAX_TOKENS = 1024
@@ -41,9 +42,10 @@ def code_verified(
     path: str | None = None, limit: int | None = None, max_tokens: int = DEFAULT_MAX_TOKENS, tools: bool = False
 ) -> Task:
     """The bundled code problems (or ``path``), unit-test-scored; ``tools=true`` lets the model run Python
-    in the ``bwrap`` sandbox before answering."""
+    in the ``bwrap`` sandbox before answering, with the training tool (``problems/python_tool.py``)."""
     samples = [record_to_sample(problem) for problem in load_code_problems(path, limit)]
-    solver = [use_tools(python(timeout=TOOL_TIMEOUT_S)), generate()] if tools else [generate()]
+    limits = ToolLimits(timeout_s=TOOL_TIMEOUT_S)  # the training tool (problems/python_tool.py), longer per call
+    solver = [use_tools(python_tool(limits)), generate()] if tools else [generate()]
     return Task(
         dataset=MemoryDataset(samples, name="code_problems" if path is None else path),
         solver=solver,

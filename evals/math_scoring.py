@@ -17,6 +17,7 @@ from inspect_ai.solver import TaskState
 
 from records.run_manifest import read_run_manifest
 from rewards import InvalidReference, Verdict, grade, verifier_id, warm_up
+from rewards.common import completion_text
 from rewards.math.answer_format import THINK_NONE
 
 logger = logging.getLogger(__name__)
@@ -82,6 +83,18 @@ def checkpoint_verifier_mismatch(model_name: str, think: str = THINK_NONE) -> st
     return None
 
 
+def policy_text(state: TaskState) -> str:
+    """What the policy wrote for this sample: with tool calls, its own turns after the last user message joined
+    by ``rewards.common.completion_text`` (the training reward's reading; tool results never count), else the
+    completion."""
+    messages = state.messages
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    turns = [{"role": m.role, "content": m.text} for m in messages[last_user + 1 :]]
+    if not any(turn["role"] == "tool" for turn in turns):
+        return state.output.completion
+    return completion_text(turns)
+
+
 def math_scorer(think: str = THINK_NONE) -> Scorer:
     """A fresh scorer function (Inspect tags the returned object, so each registration needs its own)."""
     verifier_id(think)  # an unknown setting fails here, before any sample runs
@@ -89,6 +102,6 @@ def math_scorer(think: str = THINK_NONE) -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         checkpoint_verifier_mismatch(str(state.model), think)
-        return await score_completion(state.output.completion, target.text, think)
+        return await score_completion(policy_text(state), target.text, think)
 
     return score

@@ -4,6 +4,7 @@
     inspect eval evals/math_task.py@math_verified -T dataset=jsonl -T path=problems.jsonl --model ...
     inspect eval evals/math_task.py@gsm8k_verified --model vllm/Qwen/Qwen2.5-1.5B-Instruct
     inspect eval evals/math_task.py@math500_verified --model ...
+    inspect eval evals/math_task.py@math_verified -T tools=true --model ...   # the training python tool, in bwrap
 
 Decoding is greedy (temperature 0) so a checkpoint's score is reproducible; the ``hf/`` provider
 also needs ``-M do_sample=false``. pass@k: ``--epochs 4 --epochs-reducer mean,pass_at_4`` with
@@ -13,11 +14,14 @@ also needs ``-M do_sample=false``. pass@k: ``--epochs 4 --epochs-reducer mean,pa
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
+from inspect_ai.solver import generate, use_tools
 
 from evals.chat import chat_messages
 from evals.math_scoring import HEADLINE
+from evals.python_tool import python_tool
 from evals.verify import math_verifier
 from problems.math_data import ARITHMETIC_DEFAULTS, MathProblem, load_problems
+from problems.python_tool import ToolLimits
 from rewards import build_messages, verifier_id
 
 DEFAULT_DATASET = "arithmetic"
@@ -27,9 +31,12 @@ EVAL_ARITHMETIC_PROBLEMS = 50  # an eval of the generated problems: 50 unless -T
 EVAL_SPLIT = "test"  # procedural 'test' problems never appear in training's 'train' split
 
 
-def record_to_sample(problem: MathProblem, num_shots: int = DEFAULT_SHOTS) -> Sample:
+TOOL_DEFAULTS = ToolLimits()
+
+
+def record_to_sample(problem: MathProblem, num_shots: int = DEFAULT_SHOTS, tools: bool = False) -> Sample:
     """A MathProblem as an Inspect Sample, with exactly the chat messages training uses."""
-    messages = chat_messages(build_messages(problem.question, num_shots))
+    messages = chat_messages(build_messages(problem.question, num_shots, tools=tools))
     return Sample(input=messages, target=problem.answer, id=problem.id, metadata=dict(problem.metadata))
 
 
@@ -52,26 +59,45 @@ def math_verified(
     max_value: int = ARITHMETIC_DEFAULTS.max_value,
     steps: int = ARITHMETIC_DEFAULTS.steps,
     think: str = "none",
+    tools: bool = False,
+    tool_timeout_s: float = TOOL_DEFAULTS.timeout_s,
+    tool_memory_mb: int = TOOL_DEFAULTS.memory_mb,
+    tool_output_chars: int = TOOL_DEFAULTS.output_chars,
+    tool_max_calls: int = TOOL_DEFAULTS.max_calls,
 ) -> Task:
     """Any math dataset (``arithmetic``, ``jsonl``, ``json``, ``gsm8k``, ``math500``), verifier-scored.
 
     With ``arithmetic`` (offline, the default), ``limit`` is how many problems are generated (default ``EVAL_ARITHMETIC_PROBLEMS``, 50)
     and ``operations``/``min_value``/``max_value``/``steps`` shape them. ``think`` is the answer-extraction
     setting (``-T think=after_last_close`` for reasoning models: only text after the last ``</think>``
-    is graded); use the one the checkpoint was trained with (its run.json records it).
+    is graded); use the one the checkpoint was trained with (its run.json records it). ``tools=true`` offers
+    the training ``python`` tool (``problems/python_tool.py``, in the ``bwrap`` sandbox) with the ``tool_*`` limits
+    (a tool-trained run's config keys of the same names); only the model's own turns are graded.
     """
     knobs = {}
     if dataset == "arithmetic":
         knobs = {"operations": _csv(operations), "min_value": min_value, "max_value": max_value, "steps": steps}
         limit = EVAL_ARITHMETIC_PROBLEMS if limit is None else limit
     problems = load_problems(dataset, path=path, split=split, limit=limit, seed=seed, shuffle=shuffle, **knobs)
-    samples = [record_to_sample(problem, num_shots) for problem in problems]
+    samples = [record_to_sample(problem, num_shots, tools) for problem in problems]
+    solver = [generate()]
+    if tools:
+        limits = ToolLimits(tool_timeout_s, tool_memory_mb, tool_output_chars, tool_max_calls)
+        solver = [use_tools(python_tool(limits)), generate()]
     return Task(
         dataset=MemoryDataset(samples, name=dataset),
+        solver=solver,
+        sandbox="bwrap" if tools else None,
         scorer=math_verifier(think=think),
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         headline_metric=HEADLINE,
-        metadata={"verifier": verifier_id(think), "dataset": dataset, "num_shots": num_shots, "split": split},
+        metadata={
+            "verifier": verifier_id(think),
+            "dataset": dataset,
+            "num_shots": num_shots,
+            "split": split,
+            "tools": tools,
+        },
     )
 
 

@@ -55,8 +55,9 @@ def load_scorer(spec: str) -> Scorer:
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
         return getattr(module, name)()
-    import verigrpo  # noqa: F401 - registers verigrpo/* scorers
     from inspect_ai.util import registry_create  # the registry lookup `inspect score --scorer` uses
+
+    import verigrpo  # noqa: F401 - registers verigrpo/* scorers
 
     return registry_create("scorer", spec)
 

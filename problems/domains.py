@@ -63,6 +63,8 @@ class Domain:
     held_out: Callable[[object, int | None, int], dict] | None = None
     # the held-out eval's headline in the trainer's log history: (key, label); the eval logs every metric
     eval_metric: tuple[str, str] | None = None
+    # (problem, num_shots) -> the training row when the run offers the python tool (config ``tools``); None: no tool
+    tool_row: Callable[[object, int], dict] | None = None
 
     def __post_init__(self):
         if self.grade is None:
@@ -146,6 +148,14 @@ def _math_held_out(config, problems: int | None, max_tokens: int) -> dict:
     return {**args, "max_tokens": max_tokens}
 
 
+def _math_tool_row(problem: MathProblem, num_shots: int) -> dict:
+    return {
+        "prompt": build_messages(problem.question, num_shots, tools=True),
+        "answer": problem.answer,
+        "id": problem.id,
+    }
+
+
 def _load_code(source: str, *, path=None, limit=None, **_ignored) -> list:
     return load_code_problems(path, limit)  # one bundled set or a file: split, seed and shuffle do not apply
 
@@ -176,6 +186,7 @@ MATH = Domain(
     eval_task="evals/math_task.py@math_verified",
     held_out=_math_held_out,
     eval_metric=("eval_correct/accuracy", "held-out accuracy"),
+    tool_row=_math_tool_row,
 )
 CODE = Domain(
     name="code",

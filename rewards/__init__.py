@@ -29,6 +29,7 @@ from rewards.fingerprint import verifier_fingerprint, verifier_id, verigrpo_vers
 from rewards.math.answer_format import (
     ANSWER_INSTRUCTION,
     THINK_MODES,
+    TOOL_INSTRUCTION,
     WORKED_EXAMPLES,
     build_messages,
     extract_answer,
@@ -78,6 +79,7 @@ __all__ = [
     "verifier_id",
     "verigrpo_version",
     "ANSWER_INSTRUCTION",
+    "TOOL_INSTRUCTION",
     "WORKED_EXAMPLES",
     "InvalidReference",
     "Reason",

@@ -9,11 +9,17 @@ from typing import Any
 
 
 def completion_text(completion) -> str:
-    """The assistant text of one completion, plain or conversational."""
+    """The assistant text of one completion, plain or conversational.
+
+    Only the policy's own turns count: tool results (role ``tool``) are left out, so an ``ANSWER:`` line or a
+    box a program printed is not the policy's statement. Turns are joined by a newline (never glued together:
+    ``ANSWER: 4`` then a turn ``2`` is a revision, not ``ANSWER: 42``), so a hedge across turns is a hedge.
+    """
     if isinstance(completion, str):
         return completion
     if isinstance(completion, Sequence) and completion and isinstance(completion[-1], dict):
-        return "".join(str(m.get("content") or "") for m in completion if m.get("role", "assistant") == "assistant")
+        turns = [str(m.get("content") or "") for m in completion if m.get("role", "assistant") == "assistant"]
+        return "\n".join(turn for turn in turns if turn)
     raise TypeError(f"completion must be a str or a list of chat messages, got {type(completion).__name__}")
 
 

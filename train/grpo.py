@@ -70,7 +70,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
     held_out = _held_out_eval(script_args, training_args)  # the held-out problems load here too
     track_best(held_out, training_args)  # train/guards/run_guards.py
-    train_dataset = to_dataset(problems, script_args.num_shots)
+    train_dataset = to_dataset(problems, script_args.num_shots, tools=bool(script_args.tools))
     engine = engine_factory(  # servers that do not answer, or cannot hold the longest prompt + completion, stop it here
         script_args,
         training_args,
@@ -87,6 +87,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
 
     from cpu.bnb_cpu import keep_training_kernel
     from problems.domains import reward_funcs
+    from train.tools import trainer_tool_kwargs
     from train.trainer import RecordingGRPOTrainer
 
     model_path = _resolve_model(model_args, training_args)
@@ -103,6 +104,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         peft_config=get_peft_config(model_args),
         quantization_config=get_quantization_config(model_args),
         callbacks=callbacks,
+        **trainer_tool_kwargs(script_args, model_args, training_args),  # tools: environment and tokenizer
     )
     keep_training_kernel(trainer.model)  # an eval-mode forward (held-out evals) must not change the 4-bit math
     warming.shutdown(wait=False)

@@ -22,6 +22,7 @@ from rewards.reward_log import FIELDS, why_column, whys_from_columns
 from train.artifacts.held_out import HeldOutEval, evaluate_held_out, policy_for_eval
 from train.artifacts.rollout_log import RolloutRecorder, rollouts_from_batch
 from train.engines.base import AdapterEngine
+from train.tools import tool_metrics
 from train.trl_seams import SeamedGRPOTrainer, generation_class
 
 
@@ -127,6 +128,8 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         self._batch_started = datetime.now(timezone.utc)
 
     def on_batch_scored(self, inputs: list[dict], output: dict) -> None:
+        for name, value in tool_metrics(self.environments).items():  # tool runs: calls, errors, seconds per rollout
+            self.add_step_metric(name, value)
         if self.rollout_recorder is not None and self.model.training:
             self._record(inputs, output, self._batch_started, datetime.now(timezone.utc))
         if self.on_policy_guard is not None and self.model.training and self.rollout_engine is not None:

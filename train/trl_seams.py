@@ -12,6 +12,8 @@ and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwi
   ``on_completion_extra(column, values)`` after TRL has recorded it (the rollout logs' answer/explanation).
 * ``GRPOTrainer._logs``: TRL's record of the last generation batch (``prompt``, ``completion``,
   ``rewards`` by function, ``advantages``), kept for its completions table; ``batch_logs`` reads it.
+* ``GRPOTrainer._metrics[mode][name]``: the per-step metric lists TRL averages into each log line;
+  ``SeamedGRPOTrainer.add_step_metric`` appends to them (the tool metrics, train/tools.py).
 * ``Trainer._load_from_checkpoint(resume_from_checkpoint, model=None)`` (transformers): loads a checkpoint's
   weights on resume. ``SeamedGRPOTrainer`` runs it inside ``loading_checkpoint(model)`` (the dtype fix);
   tests/integration/test_resume.py checks the result.
@@ -77,6 +79,10 @@ class SeamedGRPOTrainer(GRPOTrainer):
     def loading_checkpoint(self, model):
         """A context around loading a checkpoint's weights into ``model`` on resume."""
         return nullcontext()
+
+    def add_step_metric(self, name: str, value: float) -> None:
+        """A value for this step's log line (TRL averages each metric's values at logging time)."""
+        self._metrics["train" if self.model.training else "eval"][name].append(value)
 
     def batch_logs(self) -> dict:
         """TRL's record of the last generation batch: ``prompt``, ``completion`` (gathered over processes),

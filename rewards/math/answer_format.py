@@ -47,6 +47,13 @@ ANSWER_INSTRUCTION = (
     "where <answer> is a number or a mathematical expression, with no units and no other words."
 )
 
+# Added to ANSWER_INSTRUCTION when the run offers the ``python`` tool (problems/python_tool.py): only the
+# model's own replies are graded, so an answer the tool prints does not count until the model writes it.
+TOOL_INSTRUCTION = (
+    "You can run Python with the python tool to check arithmetic; it returns what the program printed. "
+    "The tool's output is not your answer: write the final ANSWER line yourself, in your last reply."
+)
+
 # One worked example per entry: (question, assistant reply). The reply shows the exact format.
 WORKED_EXAMPLES: tuple[tuple[str, str], ...] = (
     (
@@ -64,12 +71,35 @@ WORKED_EXAMPLES: tuple[tuple[str, str], ...] = (
 )
 
 
-def build_messages(question: str, num_shots: int = 0) -> list[dict[str, str]]:
-    """Chat messages for one problem: the instruction, ``num_shots`` worked examples, the question."""
+# With the tool, the first worked example shows a call (the chat format of TRL and transformers: an assistant turn
+# with ``tool_calls``, then the tool's result) and the answer written by the model itself. ``result`` is exactly
+# what problems/python_tool.py returns for ``code`` (tests/tools/test_tool_prompt.py runs it).
+TOOL_WORKED_EXAMPLE = {"code": "print(2 + 1)", "result": "3\n", "reply": "The tool printed 3.\nANSWER: 3"}
+
+
+def _tool_example_turns(question: str) -> list[dict]:
+    call = {"type": "function", "function": {"name": "python", "arguments": {"code": TOOL_WORKED_EXAMPLE["code"]}}}
+    return [
+        {"role": "user", "content": question},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "name": "python", "content": TOOL_WORKED_EXAMPLE["result"]},
+        {"role": "assistant", "content": TOOL_WORKED_EXAMPLE["reply"]},
+    ]
+
+
+def build_messages(question: str, num_shots: int = 0, tools: bool = False) -> list[dict]:
+    """Chat messages for one problem: the instruction, ``num_shots`` worked examples, the question.
+
+    ``tools``: the run offers the ``python`` tool: ``TOOL_INSTRUCTION`` is added and the first worked example
+    (of the same question) calls the tool before answering (``TOOL_WORKED_EXAMPLE``)."""
     if not 0 <= num_shots <= len(WORKED_EXAMPLES):
         raise ValueError(f"num_shots must be between 0 and {len(WORKED_EXAMPLES)}, got {num_shots}")
-    messages = [{"role": "system", "content": ANSWER_INSTRUCTION}]
-    for example_question, example_reply in WORKED_EXAMPLES[:num_shots]:
+    instruction = f"{ANSWER_INSTRUCTION}\n{TOOL_INSTRUCTION}" if tools else ANSWER_INSTRUCTION
+    messages: list[dict] = [{"role": "system", "content": instruction}]
+    for index, (example_question, example_reply) in enumerate(WORKED_EXAMPLES[:num_shots]):
+        if tools and index == 0:
+            messages += _tool_example_turns(example_question)
+            continue
         messages.append({"role": "user", "content": example_question})
         messages.append({"role": "assistant", "content": example_reply})
     messages.append({"role": "user", "content": question})

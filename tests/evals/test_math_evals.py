@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-import verigrpo
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -19,6 +18,7 @@ from inspect_ai.scorer import exact
 import evals.math_scoring
 import evals.verify
 import rewards
+import verigrpo
 from evals.math_scoring import checkpoint_verifier_mismatch, score_completion
 from evals.math_task import math_verified, record_to_sample
 from problems.math_data import MathProblem

@@ -153,3 +153,27 @@ def test_rollouts_of_a_real_cpu_run_read_in_the_browser(tmp_path, needs_browser)
         check_rollout_log(screen, url, path, INSTRUCTION_START)
         assert shows(screen.seen[0][1], "run: run, steps: 1, policy: smollm2-135m-instruct")
         screen.assert_no_nan()
+
+
+@pytest.mark.slow
+def test_tool_rollouts_show_the_call_its_output_and_the_answer(tmp_path, needs_browser, needs_sandbox):
+    """A group of tool rollouts (real sandbox runs, real rewards; tests/helpers/tool_rollouts.py) in the viewer: the
+    policy's call (its code), the tool's output and the final answer on the Messages tab, the call in the
+    Transcript, and the reward on Scoring."""
+    from tests.helpers.tool_rollouts import QUESTION, tool_batch
+    from train.artifacts.rollout_log import RolloutRecorder
+
+    batch = tool_batch()
+    recorder = RolloutRecorder(tmp_path / "logs", every_steps=1, num_generations=len(batch), metadata={})
+    recorder.add(batch)
+    rollouts = recorder.flush()
+    with view_check.inspect_view(tmp_path / "logs") as url, view_check.browser_page() as page:
+        screen = Screen(page, "tools", SHOTS)
+        screen.saw(open_log(page, url, rollouts.name, QUESTION), "list")
+        screen.saw(open_sample(page, "tool-0@1", 1), "sample")
+        messages = screen.saw(open_tab(page, "Messages", "print(17 * 23)", "The product is 391."), "messages")
+        assert shows(messages, "ANSWER: 391") and shows(messages, "python") and not shows(messages, "killed")
+        screen.saw(open_tab(page, "Transcript", "print(17 * 23)"), "transcript")
+        scoring = screen.saw(open_tab(page, "Scoring", "train_correctness"), "scoring")
+        assert shows(scoring, "391")
+        screen.assert_no_nan()

@@ -9,6 +9,10 @@ epoch reducers ``mean`` and ``pass_at_G``. Each sample is a conversation as Insp
   ``messages``: the full prompt the policy saw plus its completion; one ``ModelEvent`` (the
   generation, with the sampling settings and token usage) and one ``ScoreEvent`` per reward in
   ``events`` for the Transcript; real batch times (``started_at``, ``total_time``).
+* with tools (``tools: [python]``): the completion as Inspect writes an agent's turns, each assistant
+  turn with its ``tool_calls`` followed by one ``ChatMessageTool`` per result; in ``events`` a
+  ``ModelEvent`` per assistant turn and a ``ToolEvent`` per call (its code and output). Every turn
+  carries the batch's span: TRL does not time turns.
 * one score per reward function, ``train_<name>``, with the training value and why it was paid:
   the graded ``answer``, the ``explanation`` and the ``reason`` (score metadata) of the very verdict
   that set the reward (reported through TRL's ``log_extra``, ``rewards.reward_log``).
@@ -39,7 +43,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from uuid import uuid4
 
-from inspect_ai.event import Event, ModelEvent, ScoreEvent, SpanBeginEvent, SpanEndEvent
+from inspect_ai.event import Event, ModelEvent, ScoreEvent, SpanBeginEvent, SpanEndEvent, ToolEvent
 from inspect_ai.log import (
     EvalConfig,
     EvalDataset,
@@ -55,6 +59,7 @@ from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessage,
     ChatMessageAssistant,
+    ChatMessageTool,
     ChatMessageUser,
     GenerateConfig,
     ModelOutput,
@@ -94,6 +99,8 @@ class Rollout:
     started_at: datetime | None = None
     completed_at: datetime | None = None
     generation: dict = field(default_factory=dict)  # sampling settings (GenerateConfig fields)
+    # with tool calls: the completion's turns as TRL holds them (assistant with tool_calls, tool results, ...)
+    turns: list[dict] | None = None
 
 
 def problem_text(prompt: list[dict] | str) -> str:
@@ -138,9 +145,61 @@ def _seconds(r: Rollout) -> float | None:
     return round((r.completed_at - r.started_at).total_seconds(), 3)
 
 
+def has_tool_turns(completion) -> bool:
+    """Whether a TRL completion holds tool results (a list of messages with a ``tool`` one)."""
+    return isinstance(completion, list) and any(isinstance(m, dict) and m.get("role") == "tool" for m in completion)
+
+
+def _turn_messages(r: Rollout, policy: str) -> list[ChatMessage]:
+    """The completion as messages: one reply, or the turns of a rollout that called tools."""
+    if not r.turns:
+        return [ChatMessageAssistant(content=r.completion, model=policy, source="generate")]
+    turns = chat_messages(r.turns)
+    for message in turns:
+        if isinstance(message, ChatMessageAssistant):
+            message.model, message.source = policy, "generate"
+    return turns
+
+
+def _turn_events(r: Rollout, prompt: list[ChatMessage], turns: list[ChatMessage], policy: str) -> list[Event]:
+    """A ModelEvent per assistant turn and a ToolEvent per tool call, as an Inspect agent's transcript has them."""
+    timing = {"timestamp": r.started_at, "completed": r.completed_at, "working_start": 0.0}
+    events: list[Event] = []
+    results = {m.tool_call_id: m for m in turns if isinstance(m, ChatMessageTool)}
+    for index, message in enumerate(turns):
+        if not isinstance(message, ChatMessageAssistant):
+            continue
+        output = ModelOutput(model=policy, choices=[ChatCompletionChoice(message=message, stop_reason="stop")])
+        events.append(
+            ModelEvent(
+                model=policy,
+                input=[*prompt, *turns[:index]],
+                tools=[],
+                tool_choice="auto",
+                config=GenerateConfig(**r.generation),
+                output=output,
+                **timing,
+            )
+        )
+        for call in message.tool_calls or []:
+            result = results.get(call.id)
+            events.append(
+                ToolEvent(
+                    id=call.id,
+                    function=call.function,
+                    arguments=call.arguments,
+                    result=result.text if result is not None else "",
+                    **timing,
+                )
+            )
+    return events
+
+
 def _sample(r: Rollout, names: list[str], policy: str) -> EvalSample:
     prompt = _prompt_messages(r.prompt)
-    reply = ChatMessageAssistant(content=r.completion, model=policy, source="generate")
+    turns = _turn_messages(r, policy)
+    assistants = [m for m in turns if isinstance(m, ChatMessageAssistant)]
+    reply = assistants[-1] if assistants else ChatMessageAssistant(content="", model=policy, source="generate")
     usage = None
     if r.completion_length is not None:
         prompt_tokens = r.prompt_tokens or 0
@@ -157,7 +216,10 @@ def _sample(r: Rollout, names: list[str], policy: str) -> EvalSample:
     scores = {train_score_name(name): _score(r.rewards.get(name), r.whys.get(name)) for name in names}
     seconds = _seconds(r)
     events: list[Event] = []
-    if r.started_at is not None and r.completed_at is not None:
+    if r.started_at is not None and r.completed_at is not None and r.turns:
+        events.extend(_turn_events(r, prompt, turns, policy))
+        events.extend(_score_events(scores, r.target, r.completed_at, seconds or 0.0))
+    elif r.started_at is not None and r.completed_at is not None:
         events.append(
             ModelEvent(
                 model=policy,
@@ -178,7 +240,7 @@ def _sample(r: Rollout, names: list[str], policy: str) -> EvalSample:
         epoch=r.position + 1,
         input=problem_text(r.prompt),
         target=r.target,
-        messages=[*prompt, reply],
+        messages=[*prompt, *turns],
         output=output,
         scores=scores,
         metadata={
@@ -187,6 +249,7 @@ def _sample(r: Rollout, names: list[str], policy: str) -> EvalSample:
             "advantage": r.advantage,
             "completion_length": r.completion_length,
             "truncated": r.truncated,
+            **({"tool_calls": sum(len(m.tool_calls or []) for m in assistants)} if r.turns else {}),
             **r.extra,
         },
         events=events,
@@ -372,6 +435,7 @@ def rollouts_from_batch(
                 started_at=started_at,
                 completed_at=completed_at,
                 generation={"max_tokens": max_completion_length, **(generation or {})},
+                turns=list(completion) if has_tool_turns(completion) else None,
             )
         )
     return rollouts

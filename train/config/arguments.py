@@ -150,6 +150,26 @@ class ScriptArguments:
         default=False,
         metadata={"help": "stop the run (exit code 4, last step saved) when the reward-hacking alarm fires"},
     )
+    # ---- tool use (docs/tool-use.md; checked in train/config/tool_checks.py) ----
+    tools: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "tools the policy may call while it answers: [python] (problems/python_tool.py, bwrap sandbox)"
+        },
+    )
+    tool_timeout_s: float = field(default=10.0, metadata={"help": "tools: wall-clock seconds per call (then killed)"})
+    tool_memory_mb: int = field(default=512, metadata={"help": "tools: address space per process, MiB"})
+    tool_output_chars: int = field(
+        default=2000, metadata={"help": "tools: characters of a call's output the policy reads (the rest is cut)"}
+    )
+    tool_max_calls: int = field(default=4, metadata={"help": "tools: calls per rollout; later calls run nothing"})
+    tool_chat_template: str | None = field(
+        default=None,
+        metadata={
+            "help": "tools: a chat template that can call tools, for models whose own cannot: chatml_tools "
+            "(train/chat_templates/, with its parser) or a Jinja file"
+        },
+    )
 
 
 # ---- numeric ranges: every value that would otherwise fail late (or never) --------------------

@@ -32,6 +32,7 @@ from train.config.distributed_checks import check_distributed
 from train.config.lora_checks import check_lora
 from train.config.machine_checks import check_machine
 from train.config.share_base_checks import check_share_base
+from train.config.tool_checks import check_tools
 from train.engines.choice import Engine, rollout_engine
 from train.guards.sampling import biased_correction
 
@@ -58,6 +59,7 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> None:
     check_share_base(script_args, training_args, model_args)  # vllm_share_base: what it cannot serve
     check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
     check_quantization(model_args)
+    check_tools(script_args, training_args, model_args)  # tools: loads the tokenizer (no weights) to check its template
 
 
 def _cross_field_problems(script_args: ScriptArguments, training_args) -> list[str]:

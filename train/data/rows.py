@@ -49,6 +49,10 @@ def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[Co
     )
 
 
-def to_dataset(problems: list[MathProblem] | list[CodeProblem], num_shots: int) -> Dataset:
-    row = domain_of_problems(problems).training_row  # problems/domains.py: the prompt builder and the reward's column
+def to_dataset(problems: list[MathProblem] | list[CodeProblem], num_shots: int, tools: bool = False) -> Dataset:
+    """``tools``: the prompt that offers the python tool (the domain's ``tool_row``)."""
+    domain = domain_of_problems(problems)
+    row = domain.tool_row if tools else domain.training_row  # problems/domains.py: prompt builder, reward's column
+    if row is None:
+        raise DatasetError(f"the {domain.name} domain has no prompt that offers a tool")
     return Dataset.from_list([row(p, num_shots) for p in problems])

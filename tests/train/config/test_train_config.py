@@ -356,21 +356,24 @@ def test_a_hub_dataset_offline_exits_2_with_one_paragraph(tmp_path):
 def test_help_lists_config_and_the_project_options_first_fast():
     import subprocess
     import sys
-    import time
 
-    start = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, str(REPO / "train" / "grpo.py"), "--config", CPU_CONFIG, "--help"],
+        [sys.executable, "-X", "importtime", str(REPO / "train" / "grpo.py"), "--config", CPU_CONFIG, "--help"],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    seconds = time.perf_counter() - start
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("usage: python train/grpo.py --config FILE.yaml")
-    assert len(lines) < 60 and seconds < 10  # was 1,357 lines in 19 s
+    # was 1,357 lines in 19 s; one line per project key (60 with the six tool keys)
+    assert len(lines) < 80
+    # fast (was 19 s) because only the parser's own imports load (TRL's dataclasses need transformers and torch):
+    # no engine, no Inspect, no dataset library. Checked by what loads, not by a clock a busy machine moves
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert "train.config" in imported
+    assert not imported & {"vllm", "inspect_ai", "datasets"}
     flags = [line.split()[0] for line in lines if line.startswith("  --")]
     assert flags[:2] == ["--config", "--help-all"]
     import dataclasses

@@ -1,0 +1,52 @@
+"""The ``python`` tool for Inspect: ``problems.python_tool`` run in the sample's ``verigrpo/bwrap`` sandbox.
+
+The same :class:`problems.python_tool.PythonSession` the trainer's tool calls (``train/tools.py``): its limits,
+its result text, and the sample's bwrap directory as ``/work`` (a task needs ``sandbox="bwrap"``). Inspect's own
+``python()`` tool formats results differently (stderr first, no status line) and has no call limit, so a policy
+trained with this tool would meet a different tool there. One session per sample, keyed by the sample's sandbox
+directory (removed with it).
+"""
+
+from __future__ import annotations
+
+from inspect_ai.tool import Tool, ToolDef
+from inspect_ai.util import sandbox
+
+from evals.bwrap_sandbox import BwrapSandboxEnvironment
+from problems.python_tool import CODE_DESCRIPTION, TOOL_DESCRIPTION, TOOL_NAME, PythonSession, ToolLimits
+
+_sessions: dict[str, PythonSession] = {}
+
+
+def _session(limits: ToolLimits) -> PythonSession:
+    try:
+        environment = sandbox().as_type(BwrapSandboxEnvironment)
+    except TypeError as exc:
+        raise RuntimeError(
+            f'the {TOOL_NAME} tool runs in the verigrpo/bwrap sandbox (the one training uses): give the task sandbox="bwrap" ({exc})'
+        ) from None
+    directory = environment.directory
+    session = _sessions.get(directory)
+    if session is None:
+        for stale in [d for d in _sessions if d != directory and not _exists(d)]:
+            del _sessions[stale]  # samples whose sandbox was cleaned up
+        session = _sessions[directory] = PythonSession(limits, directory)
+    return session
+
+
+def _exists(directory: str) -> bool:
+    import os
+
+    return os.path.isdir(directory)
+
+
+def python_tool(limits: ToolLimits | None = None) -> Tool:
+    """The training tool as an Inspect tool (``use_tools(python_tool(limits))`` with ``sandbox="bwrap"``)."""
+    limits = limits or ToolLimits()
+
+    async def execute(code: str) -> str:
+        return await _session(limits).run(code)
+
+    return ToolDef(
+        execute, name=TOOL_NAME, description=TOOL_DESCRIPTION, parameters={"code": CODE_DESCRIPTION}
+    ).as_tool()

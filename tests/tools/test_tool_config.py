@@ -1,0 +1,89 @@
+"""A tool run's config: refused before any weights load where it cannot work (with the reason), the shipped ChatML
+tool template renders and parses tool calls for the CPU model, and the prompt's worked example shows exactly what
+the tool returns."""
+
+import asyncio
+
+import pytest
+
+from problems.python_tool import ToolLimits
+from rewards.math.answer_format import TOOL_WORKED_EXAMPLE, build_messages
+from tests.helpers import MODEL, REPO
+from train.config import ConfigError, parse_config, validate
+from train.config.tool_checks import check_tools, tool_tokenizer
+
+TOOLS_CONFIG = str(REPO / "configs" / "cpu-smollm2-tools.yaml")
+needs_model = pytest.mark.skipif(not (MODEL / "config.json").is_file(), reason="the CPU model is not prepared")
+
+
+def parse(*overrides: str):
+    return parse_config(["--config", TOOLS_CONFIG, *overrides])
+
+
+@needs_model
+@pytest.mark.usefixtures("needs_sandbox")
+def test_the_cpu_tools_config_validates():
+    script_args, training_args, model_args = parse()
+    assert script_args.tools == ["python"] and script_args.tool_chat_template == "chatml_tools"
+    validate(script_args, training_args, model_args)
+
+
+@needs_model
+def test_a_template_that_cannot_call_tools_is_refused_before_loading(needs_sandbox):
+    script_args, training_args, model_args = parse()
+    script_args.tool_chat_template = None  # SmolLM2's own template: no tool section
+    with pytest.raises(ConfigError, match=r"cannot write a tool call.*tool_chat_template: chatml_tools"):
+        check_tools(script_args, training_args, model_args)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["--tools", "shell"], r"unknown tool\(s\) \['shell'\]"),
+        (["--tool_max_calls", "0"], r"tool_max_calls must be >= 1"),
+        (["--tool_timeout_s", "0"], r"tool_timeout_s must be in \(0, 600\]"),
+        (["--use_vllm", "true", "--vllm_mode", "server"], r"vllm_mode: server is not supported"),
+        (["--use_vllm", "true", "--use_peft", "false", "--load_in_4bit", "false"], r"needs use_peft: true"),
+        (["--eval_strategy", "steps", "--eval_steps", "5"], r"held-out evals \(eval_strategy\) is not supported yet"),
+        (["--dataset", "code", "--reward_funcs", "code_tests", "--num_shots", "0"], r"\(code\) has no prompt"),
+    ],
+)
+def test_tool_runs_that_cannot_work_are_refused_with_the_reason(overrides, message, needs_sandbox):
+    script_args, training_args, model_args = parse(*overrides)
+    with pytest.raises(ConfigError, match=message):
+        check_tools(script_args, training_args, model_args)
+
+
+def test_a_template_without_tools_is_an_error():
+    script_args, training_args, model_args = parse()
+    script_args.tools = []
+    with pytest.raises(ConfigError, match="tool_chat_template is set but `tools` is empty"):
+        check_tools(script_args, training_args, model_args)
+
+
+@needs_model
+def test_the_shipped_template_renders_and_parses_a_tool_call():
+    from trl.chat_template_utils import parse_response
+
+    from train.tools import PythonToolEnvironment
+
+    script_args, training_args, model_args = parse()
+    tokenizer = tool_tokenizer(script_args, model_args, training_args)
+    tools = [PythonToolEnvironment.python]
+    messages = build_messages("What is 3 + 4?", 1, tools=True)
+    prompt = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True)
+    assert '"name": "python"' in prompt and "<tool_response>\n3\n\n</tool_response>" in prompt
+    emitted = '<tool_call>\n{"name": "python", "arguments": {"code": "print(3 + 4)"}}\n</tool_call><|im_end|>'
+    parsed = parse_response(tokenizer, tokenizer(emitted)["input_ids"], prefix=tokenizer(prompt)["input_ids"])
+    assert parsed["tool_calls"] == [
+        {"type": "function", "function": {"name": "python", "arguments": {"code": "print(3 + 4)"}}}
+    ]
+
+
+@pytest.mark.usefixtures("needs_sandbox")
+def test_the_worked_example_shows_what_the_tool_really_returns():
+    from train.tools import PythonToolEnvironment
+
+    environment = PythonToolEnvironment(ToolLimits())
+    environment.reset()
+    assert asyncio.run(environment.python(code=TOOL_WORKED_EXAMPLE["code"])) == TOOL_WORKED_EXAMPLE["result"]

@@ -1,0 +1,113 @@
+"""The ``python`` tool for TRL: ``problems.python_tool`` as a GRPOTrainer ``environment_factory``.
+
+TRL 1.16 builds one environment instance per rollout (pooled, ``reset`` between batches), exposes its public
+methods as tools (schema from the signature and docstring) and runs async ones on its event loop. Each
+``reset`` gives the rollout a fresh :class:`problems.python_tool.PythonSession` (its own ``/work``); the same
+session class serves Inspect's tool (``evals/python_tool.py``), so a policy meets one tool in training and eval.
+
+A sandbox that fails (not the program: :class:`rewards.sandbox.SandboxError`) would reach the policy as TRL's
+``{"error": ...}`` text; the environment records it and :func:`tool_metrics` raises it after the batch.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from problems.python_tool import (
+    CODE_DESCRIPTION,
+    TOOL_DESCRIPTION,
+    PythonSession,
+    ToolLimits,
+    new_workdir,
+    remove_workdir,
+)
+from rewards.sandbox import SandboxError
+
+
+class PythonToolEnvironment:
+    """One rollout's python tool (TRL ``environment_factory`` instance)."""
+
+    def __init__(self, limits: ToolLimits) -> None:
+        self._limits = limits
+        self._session: PythonSession | None = None
+        self._failure: SandboxError | None = None
+        self._cleanup = None
+
+    def reset(self, **row) -> None:
+        """A new rollout: a new empty ``/work`` and counters (the prompt is left as it is)."""
+        if self._cleanup is not None:
+            self._cleanup()
+        directory = new_workdir()
+        self._cleanup = weakref.finalize(self, remove_workdir, directory)
+        self._session = PythonSession(self._limits, directory)
+        self._failure = None
+
+    async def python(self, code: str) -> str:
+        if self._session is None:
+            raise RuntimeError("the python tool was called before reset()")
+        try:
+            return await self._session.run(code)
+        except SandboxError as exc:
+            self._failure = exc
+            raise
+
+    @property
+    def session(self) -> PythonSession | None:
+        return self._session
+
+    @property
+    def failure(self) -> SandboxError | None:
+        return self._failure
+
+
+# TRL reads the tool's schema from the docstring (Google style): the same words Inspect's tool shows
+PythonToolEnvironment.python.__doc__ = f"""{TOOL_DESCRIPTION}
+
+Args:
+    code: {CODE_DESCRIPTION}
+"""
+
+
+def environment_factory(limits: ToolLimits):
+    """GRPOTrainer's ``environment_factory`` for the python tool with ``limits``."""
+
+    def factory() -> PythonToolEnvironment:
+        return PythonToolEnvironment(limits)
+
+    return factory
+
+
+def tool_metrics(environments) -> dict[str, float]:
+    """Per-step metrics from one batch's environments; raises the sandbox's own failure if one happened."""
+    sessions = []
+    for environment in environments or ():
+        if isinstance(environment, PythonToolEnvironment):
+            if environment.failure is not None:
+                raise environment.failure
+            if environment.session is not None:
+                sessions.append(environment.session.stats)
+    if not sessions:
+        return {}
+    n = len(sessions)
+    return {
+        "tools/calls_per_rollout": sum(s.calls for s in sessions) / n,
+        "tools/errors_per_rollout": sum(s.errors for s in sessions) / n,
+        "tools/refused_per_rollout": sum(s.refused for s in sessions) / n,
+        "tools/seconds_per_rollout": sum(s.seconds for s in sessions) / n,
+    }
+
+
+def trainer_tool_kwargs(script_args, model_args, training_args) -> dict:
+    """GRPOTrainer's tool arguments for a config with ``tools`` (empty without): the environment factory and the
+    tokenizer with a template that can call tools (``train/config/tool_checks.py``). Caps TRL's tool rounds at
+    ``tool_max_calls + 1`` when ``max_tool_calling_iterations`` is unset: the last round shows the call limit."""
+    if not script_args.tools:
+        return {}
+    from train.config.tool_checks import tool_limits, tool_tokenizer
+
+    if training_args.max_tool_calling_iterations is None:
+        training_args.max_tool_calling_iterations = script_args.tool_max_calls + 1
+    return {
+        "environment_factory": environment_factory(tool_limits(script_args)),
+        "processing_class": tool_tokenizer(script_args, model_args, training_args),
+    }
