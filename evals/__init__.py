@@ -9,6 +9,8 @@ providers, and the tools that re-score and audit logs.
 - ``code_scoring``: one Score from a code Verdict (fraction + passed_all), tamper markers in metadata
 - ``domain_task``: ``@task domain_verified`` and the ``verigrpo/domain_scorer`` body: any domain that declares its
   judge as ``grade`` (problems/domains.py), evaluated with no Inspect code of its own
+- ``python_tool``: the ``python`` tool for Inspect tasks in the bwrap sandbox: the same tool training calls
+  (problems/python_tool.py), so results read alike in both
 - ``chat``: ``chat_messages``: ``{"role", "content"}`` dicts as Inspect messages (the one role table)
 - ``bwrap_sandbox``: the Inspect sandbox provider ``bwrap`` (exec / read_file / write_file, all inside bwrap)
 - ``checkpoint_model``: the model provider ``verigrpo/<run dir>``: a checkpoint loaded as its run.json says it

@@ -32,6 +32,7 @@ from logging import getLogger
 from pathlib import Path
 from typing import Any
 
+from records.best_checkpoint import BEST_SUFFIX, NoBestCheckpoint, best_checkpoint_dir
 from records.run_manifest import RUN_JSON, RunManifestError, read_run_manifest
 
 logger = getLogger(__name__)
@@ -54,9 +55,7 @@ def _checkpoints(run_dir: Path) -> list[Path]:
 
 def resolve_run_dir(name: str) -> Path:
     """The directory a ``verigrpo/`` model name loads: the name itself, or for ``<run>@best`` the checkpoint that
-    scored best on the run's held-out evals (``train/guards/best_checkpoint.py``)."""
-    from train.guards.best_checkpoint import BEST_SUFFIX, NoBestCheckpoint, best_checkpoint_dir
-
+    scored best on the run's held-out evals (``records/best_checkpoint.py``)."""
     if not name.endswith(BEST_SUFFIX):
         return Path(name)
     run_dir = Path(name.removesuffix(BEST_SUFFIX))

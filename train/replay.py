@@ -10,7 +10,7 @@ logprobs TRL holds; one entry per gradient-accumulation micro-batch). The replay
 config builds (run.json; ``training_args.bin`` of the checkpoint), loads ``checkpoint-(N-1)`` the way a resume does,
 and runs transformers' ``training_step`` on each recorded micro-batch (TRL's loss, the same scaling and backward),
 then the gradient norm the training loop logs (``accelerator.clip_grad_norm_``). On CPU a seeded run replays
-exactly (tests/integration/test_replay.py). Runs with vLLM rollouts are not replayed yet (their importance-sampling
+exactly (tests/integration/test_reward_hacking_alarm.py). Runs with vLLM rollouts are not replayed yet (their importance-sampling
 ratios come from the engine); a counterfactual with a re-scored reward is not here yet either.
 """
 
@@ -106,7 +106,7 @@ def replay(run_dir: Path, step: int) -> dict:
         script_args.log_replay_batches = False
         trainer, _, _ = build_trainer(script_args, training_args, model_args)
         try:
-            trainer._load_from_checkpoint(str(checkpoint))  # as a resume loads it (train/trl_seams.py)
+            trainer.load_checkpoint_weights(str(checkpoint))  # as a resume loads it (train/trl_seams.py)
             trainer.current_gradient_accumulation_steps = training_args.gradient_accumulation_steps
             model = trainer.model_wrapped
             model.zero_grad(set_to_none=True)

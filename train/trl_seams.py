@@ -76,6 +76,10 @@ class SeamedGRPOTrainer(GRPOTrainer):
         with self.loading_checkpoint(model or self.model):
             super()._load_from_checkpoint(resume_from_checkpoint, model)
 
+    def load_checkpoint_weights(self, checkpoint: str) -> None:
+        """Load a checkpoint's weights (and adapter) into the model as a resume does, without resuming the run."""
+        self._load_from_checkpoint(checkpoint)
+
     def loading_checkpoint(self, model):
         """A context around loading a checkpoint's weights into ``model`` on resume."""
         return nullcontext()

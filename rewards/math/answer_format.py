@@ -73,7 +73,7 @@ WORKED_EXAMPLES: tuple[tuple[str, str], ...] = (
 
 # With the tool, the first worked example shows a call (the chat format of TRL and transformers: an assistant turn
 # with ``tool_calls``, then the tool's result) and the answer written by the model itself. ``result`` is exactly
-# what problems/python_tool.py returns for ``code`` (tests/tools/test_tool_prompt.py runs it).
+# what problems/python_tool.py returns for ``code`` (tests/tools/test_tool_config.py runs it).
 TOOL_WORKED_EXAMPLE = {"code": "print(2 + 1)", "result": "3\n", "reply": "The tool printed 3.\nANSWER: 3"}
 
 

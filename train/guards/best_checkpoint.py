@@ -16,14 +16,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from records.best_checkpoint import BEST_JSON, BEST_SUFFIX, NoBestCheckpoint, best_checkpoint_dir
 from train.artifacts.held_out import LOG_NAME
 
-BEST_JSON = "best_checkpoint.json"
-BEST_SUFFIX = "@best"  # verigrpo/<run>@best
-
-
-class NoBestCheckpoint(ValueError):
-    """A run that names no best checkpoint (no held-out evals, or the best eval was not saved); says what to do."""
+__all__ = ["BEST_JSON", "BEST_SUFFIX", "NoBestCheckpoint", "best_checkpoint_dir"]  # the record's format: records/
 
 
 @dataclass(frozen=True)
@@ -112,28 +108,3 @@ def write_best(run_dir: Path, state, scorer: str, headline: str) -> list[str]:
     record = best_record(run_dir, state, scorer, headline)
     (run_dir / BEST_JSON).write_text(json.dumps(record, indent=1))
     return summary_lines(record)
-
-
-def best_checkpoint_dir(run_dir: Path) -> Path:
-    """The directory ``verigrpo/<run>@best`` loads: ``best_checkpoint.json``'s checkpoint, or, for a run still
-    training, the best checkpoint its newest ``trainer_state.json`` records."""
-    record_path = run_dir / BEST_JSON
-    if record_path.is_file():
-        record = json.loads(record_path.read_text())
-        if record["checkpoint"] is None:
-            why = (
-                "the base model (step 0) scored best: evaluate the base itself (--model hf/<base>)"
-                if record["best_step"] == 0
-                else f"the best eval (step {record['best_step']}) has no saved checkpoint: align save_steps with "
-                "eval_steps"
-            )
-            raise NoBestCheckpoint(f"{record_path}: {why}")
-        return (run_dir / record["checkpoint"]).resolve()
-    states = sorted(run_dir.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[1]))
-    best = json.loads(states[-1].read_text()).get("best_model_checkpoint") if states else None
-    if not best:
-        raise NoBestCheckpoint(
-            f"{run_dir}: no {BEST_JSON} and no best checkpoint in its trainer_state.json; a run names its best "
-            "checkpoint when it trains with held-out evals (eval_strategy: steps)"
-        )
-    return run_dir / Path(best).name

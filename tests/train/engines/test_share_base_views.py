@@ -290,14 +290,14 @@ def _unfused_names(twin):
 @pytest.mark.parametrize(
     ("surprise", "message"),
     [
-        (_short_offsets, r"qkv_proj: bnb_shard_offsets \[0, 100, 200, 300\] do not cut"),
+        (_short_offsets, r"qkv_proj: shard offsets \[0, 100, 200, 300\] do not cut"),
         (_shifted_offsets, r"qkv_proj shard 0: fp32 absmax and \d+ bytes expected"),
         (_nested_state, r"qkv_proj shard 0: not a flat .* nf4 QuantState"),
         (_float_weight, r"down_proj: weight is torch.float32 .*not contiguous packed uint8"),
         (_one_byte_differs, r"q_proj: the packed 4-bit bytes differ"),
         (_absmax_differs, r"up_proj: the quantization constants \(absmax or code\) differ"),
         (_missing_layer, r"no 4-bit vLLM shard for the trainer's model.layers.1.mlp.down_proj"),
-        (_unfused_names, r"qkv_proj: bnb_quant_state is not one QuantState per shard 0..0"),
+        (_unfused_names, r"qkv_proj: its quantization states are not one QuantState per shard 0..0"),
     ],
 )
 def test_a_layout_surprise_is_refused_and_nothing_is_rebound(policy, twin, surprise, message):
