@@ -4,8 +4,6 @@
 Each transcript is a list of turns: ``(text,)`` the policy says ``text``; ``(text, code)`` it says ``text`` and
 calls the tool with ``code``, whose real result (run in the sandbox) follows as a tool message."""
 
-import asyncio
-
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -14,7 +12,7 @@ from evals.math_task import math_verified
 from problems.python_tool import ToolLimits
 from rewards import correctness
 from rewards.common import completion_text
-from train.tools import PythonToolEnvironment
+from tests.helpers.tool_rollouts import tool_completion
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 
@@ -38,17 +36,7 @@ TRANSCRIPTS = {
 
 def trl_completion(turns) -> list[dict]:
     """The completion TRL's tool loop hands to the reward functions (train/tools.py runs the calls)."""
-    environment = PythonToolEnvironment(LIMITS)
-    environment.reset(prompt=[], answer="42")
-    messages = []
-    for turn in turns:
-        if len(turn) == 1:
-            messages.append({"role": "assistant", "content": turn[0]})
-            continue
-        call = {"type": "function", "function": {"name": "python", "arguments": {"code": turn[1]}}}
-        messages.append({"role": "assistant", "content": turn[0], "tool_calls": [call]})
-        messages.append({"role": "tool", "name": "python", "content": asyncio.run(environment.python(code=turn[1]))})
-    return messages
+    return tool_completion(turns, LIMITS)
 
 
 @pytest.mark.parametrize(("turns", "expected"), TRANSCRIPTS.values(), ids=TRANSCRIPTS.keys())
