@@ -18,17 +18,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
 from train.artifacts.replay_batches import BATCH_NAME, REPLAY_DIR
-
-
-class ReplayError(ValueError):
-    """A step that cannot be replayed; the message says what is missing and what to do."""
+from train.counterfactual import ReplayError
 
 
 def run_config(run_dir: Path, checkpoint: Path):
@@ -78,8 +74,64 @@ def recorded_inputs(trainer, batch: dict):
         del trainer._prepare_inputs
 
 
-def replay(run_dir: Path, step: int) -> dict:
-    """Recompute ``step``'s loss and gradient norm: {"replayed": {...}, "logged": {...}}."""
+def step_loss(trainer, entries: list[dict]) -> dict:
+    """The step's loss and gradient norm from its micro-batches: transformers' ``training_step`` on each (TRL's
+    loss, the same scaling and backward), then the norm the training loop logs (``accelerator.clip_grad_norm_``)."""
+    import math
+
+    model = trainer.model_wrapped
+    model.zero_grad(set_to_none=True)
+    loss = 0.0
+    for entry in entries:
+        with recorded_inputs(trainer, entry["inputs"]):
+            loss += trainer.training_step(model, {}, entry["num_items_in_batch"]).item()
+    max_norm = trainer.args.max_grad_norm if trainer.args.max_grad_norm > 0 else math.inf
+    grad_norm = float(trainer.accelerator.clip_grad_norm_(model.parameters(), max_norm))
+    model.zero_grad(set_to_none=True)
+    return {"loss": loss, "grad_norm": grad_norm}
+
+
+def counterfactual_step(trainer, run_dir: Path, step: int, entries: list[dict], script_args) -> dict:
+    """The step re-scored with the reward functions as they are now (train/counterfactual.py): the rewards and
+    advantages that change, and the loss and gradient norm with the new advantages."""
+    from train import counterfactual as cf
+
+    args = trainer.args
+    if args.num_iterations != 1 or args.steps_per_generation != args.gradient_accumulation_steps:
+        raise ReplayError(
+            "the counterfactual needs one generation batch per step (num_iterations 1, steps_per_generation equal "
+            "to gradient_accumulation_steps)"
+        )
+    if script_args.tools:
+        raise ReplayError("the counterfactual does not re-run tool calls: runs with tools are not re-scored")
+    names = list(script_args.reward_funcs)
+    batch = cf.generation_order(entries)
+    logged = cf.logged_rollouts(run_dir, step, args.num_generations, names)
+    if len(logged) != len(batch["prompt_ids"]):
+        raise ReplayError(
+            f"step {step}: the rollout log holds {len(logged)} rollouts, the replay batch {len(batch['prompt_ids'])}"
+        )
+    rows = cf.dataset_rows(trainer, logged)
+    now_funcs = list(trainer.reward_funcs)
+    paid = cf.score(trainer, rows, batch, cf.paid_rewards(logged, names), names)
+    cf.check_match(logged, batch, paid)  # every row is its own log sample: else ReplayError
+    now = cf.score(trainer, rows, batch, now_funcs, names)
+    rewards, advantages = cf.changes(logged, paid, now)
+    new = now.advantages.to(batch["advantages"].dtype)
+    return {
+        "rollouts": len(logged),
+        "num_generations": args.num_generations,
+        "reward_funcs": names,
+        "reward_weights": [float(w) for w in trainer.reward_weights],
+        "changed_rewards": rewards,
+        "changed_advantages": advantages,
+        **step_loss(trainer, cf.with_advantages(entries, new)),
+    }
+
+
+def replay(run_dir: Path, step: int, counterfactual: bool = False) -> dict:
+    """Recompute ``step``'s loss and gradient norm: {"replayed": {...}, "logged": {...}}; with ``counterfactual``
+    also {"counterfactual": {...}} (``counterfactual_step``)."""
     import torch
 
     run_dir = Path(run_dir)
@@ -93,42 +145,72 @@ def replay(run_dir: Path, step: int) -> dict:
             "step 1 has none)"
         )
     script_args, training_args, model_args = run_config(run_dir, checkpoint)
-    if training_args.use_vllm:
-        raise ReplayError("replaying a run with vLLM rollouts is not supported yet (its importance-sampling ratios)")
     from train.grpo import build_trainer
 
+    use_vllm = training_args.use_vllm
     with tempfile.TemporaryDirectory(prefix="verigrpo-replay-") as scratch:
         training_args.output_dir = scratch  # nothing of the replay lands in the run
         training_args.eval_strategy = "no"
         training_args.report_to = []
         training_args.resume_from_checkpoint = None
+        # vLLM rollouts replay without an engine: the recorded batch holds what TRL's loss took from it (the
+        # sampling logprobs and importance-sampling ratios); only the loss's switch is turned back on below
+        training_args.use_vllm = False
         script_args.log_rollouts = False
         script_args.log_replay_batches = False
         trainer, _, _ = build_trainer(script_args, training_args, model_args)
         try:
+            trainer.use_vllm = use_vllm  # TRL's loss multiplies by the recorded importance-sampling ratios as it did
             trainer.load_checkpoint_weights(str(checkpoint))  # as a resume loads it (train/trl_seams.py)
             trainer.current_gradient_accumulation_steps = training_args.gradient_accumulation_steps
-            model = trainer.model_wrapped
-            model.zero_grad(set_to_none=True)
-            loss = 0.0
-            for entry in torch.load(batch_path, weights_only=False):
-                with recorded_inputs(trainer, entry["inputs"]):
-                    loss += trainer.training_step(model, {}, entry["num_items_in_batch"]).item()
-            max_norm = training_args.max_grad_norm if training_args.max_grad_norm > 0 else math.inf
-            grad_norm = float(trainer.accelerator.clip_grad_norm_(model.parameters(), max_norm))
+            entries = torch.load(batch_path, weights_only=False)
+            result = {"step": step, "vllm": use_vllm, "replayed": step_loss(trainer, entries)}
+            if counterfactual:
+                result["counterfactual"] = counterfactual_step(trainer, run_dir, step, entries, script_args)
         finally:
             trainer.close_rollout_engine()
-    logged = logged_step(run_dir, step)
-    return {"step": step, "replayed": {"loss": loss, "grad_norm": grad_norm}, "logged": logged}
+    result["logged"] = logged_step(run_dir, step)
+    return result
+
+
+def _value(value) -> str:
+    return "None" if value is None else f"{value:.6g}"
+
+
+def counterfactual_lines(result: dict) -> list[str]:
+    """What the CLI prints for a counterfactual: the changed rewards and advantages, the two losses."""
+    cf, replayed, step = result["counterfactual"], result["replayed"], result["step"]
+    weights = " ".join(f"{w:g}" for w in cf["reward_weights"])
+    lines = [
+        f"counterfactual: step {step} re-scored with the reward functions as they are now "
+        f"({', '.join(cf['reward_funcs'])}; weights {weights}; groups of {cf['num_generations']})"
+    ]
+    rows = {(c.sample, c.epoch) for c in cf["changed_rewards"]}
+    lines.append(f"  rewards changed: {len(rows)} of {cf['rollouts']} completions")
+    lines += [f"    {c.sample} #{c.epoch} {c.what}: {_value(c.old)} -> {_value(c.new)}" for c in cf["changed_rewards"]]
+    groups = {c.sample for c in cf["changed_advantages"]}
+    lines.append(
+        f"  advantages changed: {len(cf['changed_advantages'])} of {cf['rollouts']} completions, {len(groups)} groups"
+    )
+    lines += [f"    {c.sample} #{c.epoch}: {_value(c.old)} -> {_value(c.new)}" for c in cf["changed_advantages"]]
+    for key in ("loss", "grad_norm"):
+        same = "equal" if cf[key] == replayed[key] else f"differs by {abs(cf[key] - replayed[key]):.3g}"
+        lines.append(f"  {key}: counterfactual {cf[key]!r}, replayed {replayed[key]!r} ({same})")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", type=Path, help="a train/grpo.py output directory")
     parser.add_argument("--step", type=int, required=True, help="the step to replay (needs checkpoint-(step-1))")
+    parser.add_argument(
+        "--counterfactual",
+        action="store_true",
+        help="also re-score the step with the reward functions as they are now and print what changes",
+    )
     args = parser.parse_args(argv)
     try:
-        result = replay(args.run_dir, args.step)
+        result = replay(args.run_dir, args.step, counterfactual=args.counterfactual)
     except (ReplayError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -137,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
         ours, theirs = result["replayed"][key], logged.get(key)
         same = "equal" if ours == theirs else f"differs by {abs(ours - theirs):.3g}"
         print(f"step {args.step} {key}: replayed {ours!r}, logged {theirs!r} ({same})")
+    if result["vllm"]:
+        print(f"step {args.step} had vLLM rollouts: replayed without an engine, with the recorded sampling logprobs")
+    for line in counterfactual_lines(result) if args.counterfactual else []:
+        print(line)
     return 0
 
 

@@ -128,6 +128,11 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         self._batch_started = datetime.now(timezone.utc)
 
     def on_batch_scored(self, inputs: list[dict], output: dict) -> None:
+        if self.replay_recorder is not None and self.model.training:  # each row's index in the batch (replay_batches)
+            from train.artifacts.replay_batches import REPLAY_ROW
+
+            first = self.accelerator.process_index * len(inputs)
+            output[REPLAY_ROW] = torch.arange(first, first + len(inputs), device=output["advantages"].device)
         for name, value in tool_metrics(self.environments).items():  # tool runs: calls, errors, seconds per rollout
             self.add_step_metric(name, value)
         if self.rollout_recorder is not None and self.model.training:

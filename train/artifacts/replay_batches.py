@@ -4,6 +4,11 @@
 ``<output_dir>/replay/step-000002.pt``: a list with one entry per gradient-accumulation micro-batch, each the inputs
 TRL's ``compute_loss`` received (token ids and masks, advantages, old and sampling logprobs) and
 ``num_items_in_batch``, on the CPU. Written atomically (a hidden partial file renamed into place).
+
+Each row also carries ``replay_row``: its index in the step's generation batch, in the order TRL scored it and the
+rollout log numbers it (group x num_generations + position; ``RecordingGRPOTrainer.on_batch_scored`` adds it before
+TRL shuffles and splits the batch). TRL's loss ignores the key; the counterfactual (``train/counterfactual.py``)
+matches each recorded row to its rollout-log sample by it, exactly.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from pathlib import Path
 
 REPLAY_DIR = "replay"
 BATCH_NAME = "step-{step:06d}.pt"
+REPLAY_ROW = "replay_row"  # a recorded row's index in its generation batch
 
 
 class ReplayRecorder:
