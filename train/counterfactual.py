@@ -259,6 +259,7 @@ class Change:
     what: str  # a reward name, or "advantage"
     old: float | None
     new: float | None
+    completion: str = ""  # the completion's text (as logged)
 
 
 def changes(logged: list[LoggedRollout], paid: Scored, now: Scored) -> tuple[list[Change], list[Change]]:
@@ -268,7 +269,7 @@ def changes(logged: list[LoggedRollout], paid: Scored, now: Scored) -> tuple[lis
         return (a is None and b is None) or (a is not None and b is not None and a == b)
 
     rewards = [
-        Change(row.sample, row.epoch, name, paid.rewards[name][i], now.rewards[name][i])
+        Change(row.sample, row.epoch, name, paid.rewards[name][i], now.rewards[name][i], row.completion)
         for i, row in enumerate(logged)
         for name in paid.rewards
         if not same(paid.rewards[name][i], now.rewards[name][i])

@@ -1,17 +1,28 @@
 """Replay a training step: recompute step N's loss and gradient norm from its recorded batch and the checkpoint
-before it, without generating, and print them beside the values the run logged.
+before it, without generating, and print them beside the values the run logged; with ``--counterfactual``, also
+what the step would have done with the reward functions as they are now.
 
     python train/grpo.py --config configs/cpu-smollm2.yaml --log_replay_batches true --save_steps 1
-    python -m train.replay runs/cpu-smollm2 --step 2
+    python -m train.replay runs/cpu-smollm2 --step 2 [--counterfactual]
 
 With ``log_replay_batches: true`` the trainer writes, for every step, the exact batches TRL computed the loss from
 (``<run>/replay/step-000002.pt``: prompt and completion token ids and masks, advantages, the old and sampling
-logprobs TRL holds; one entry per gradient-accumulation micro-batch). The replay builds the trainer the run's own
-config builds (run.json; ``training_args.bin`` of the checkpoint), loads ``checkpoint-(N-1)`` the way a resume does,
-and runs transformers' ``training_step`` on each recorded micro-batch (TRL's loss, the same scaling and backward),
-then the gradient norm the training loop logs (``accelerator.clip_grad_norm_``). On CPU a seeded run replays
-exactly (tests/integration/test_reward_hacking_alarm.py). Runs with vLLM rollouts are not replayed yet (their importance-sampling
-ratios come from the engine); a counterfactual with a re-scored reward is not here yet either.
+logprobs and importance-sampling ratios TRL holds, each row's index in its generation batch; one entry per
+gradient-accumulation micro-batch). The replay builds the trainer the run's own config builds (run.json;
+``training_args.bin`` of the checkpoint), loads ``checkpoint-(N-1)`` the way a resume does, and runs transformers'
+``training_step`` on each recorded micro-batch (TRL's loss, the same scaling and backward), then the gradient norm
+the training loop logs (``accelerator.clip_grad_norm_``). On CPU a seeded run replays exactly
+(tests/integration/test_reward_hacking_alarm.py).
+
+Runs with vLLM rollouts replay without an engine: the trainer is built with ``use_vllm`` off and only TRL's loss
+switch turned back on, so the loss multiplies by the recorded importance-sampling ratios as it did (a seeded CPU
+run with vLLM's CPU build replays exactly: tests/integration/test_replay_vllm.py). vLLM need not be installed.
+
+The counterfactual (train/counterfactual.py) re-scores the step's completions with the trainer's reward functions as
+the code defines them now (the run's ``reward_funcs`` and ``reward_weights``), recomputes the advantages through
+TRL's own scoring, and replays the step with them; it prints the rewards and advantages that change and the loss
+and gradient norm beside the replayed ones. It needs the step's rollout log (``log_rollouts``, on by default) and
+one generation batch per step; runs with tools are not re-scored.
 """
 
 from __future__ import annotations
@@ -177,6 +188,12 @@ def _value(value) -> str:
     return "None" if value is None else f"{value:.6g}"
 
 
+def _excerpt(text: str, limit: int = 60) -> str:
+    """A completion on one line, cut to ``limit`` characters (the rollout log holds it whole)."""
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[: limit - 3] + "...")
+
+
 def counterfactual_lines(result: dict) -> list[str]:
     """What the CLI prints for a counterfactual: the changed rewards and advantages, the two losses."""
     cf, replayed, step = result["counterfactual"], result["replayed"], result["step"]
@@ -187,10 +204,14 @@ def counterfactual_lines(result: dict) -> list[str]:
     ]
     rows = {(c.sample, c.epoch) for c in cf["changed_rewards"]}
     lines.append(f"  rewards changed: {len(rows)} of {cf['rollouts']} completions")
-    lines += [f"    {c.sample} #{c.epoch} {c.what}: {_value(c.old)} -> {_value(c.new)}" for c in cf["changed_rewards"]]
-    groups = {c.sample for c in cf["changed_advantages"]}
+    lines += [
+        f"    {c.sample} #{c.epoch} {c.what}: {_value(c.old)} -> {_value(c.new)}   {_excerpt(c.completion)}"
+        for c in cf["changed_rewards"]
+    ]
+    groups = len({c.sample for c in cf["changed_advantages"]})
     lines.append(
-        f"  advantages changed: {len(cf['changed_advantages'])} of {cf['rollouts']} completions, {len(groups)} groups"
+        f"  advantages changed: {len(cf['changed_advantages'])} of {cf['rollouts']} completions, "
+        f"{groups} group{'' if groups == 1 else 's'}"
     )
     lines += [f"    {c.sample} #{c.epoch}: {_value(c.old)} -> {_value(c.new)}" for c in cf["changed_advantages"]]
     for key in ("loss", "grad_norm"):

@@ -30,6 +30,11 @@ and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwi
 * ``trl.trainer.grpo_trainer.VLLMGeneration``: the name ``GRPOTrainer.__init__`` constructs its vLLM
   generation object from (it takes no argument for it). ``generation_class`` swaps it for one ``__init__``.
 
+* ``GRPOTrainer._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, ...)`` and
+  ``GRPOTrainer._calculate_rewards(inputs, prompts, completions, completion_ids_list)``: the sampler and the reward
+  call inside ``_generate_and_score_completions``. ``train/counterfactual.py`` replaces the first with a step's
+  recorded ids and wraps the second, so TRL's own scoring re-scores a recorded step (tests/train/test_counterfactual.py).
+
 Public TRL API is used everywhere else (``VLLMGeneration.generate``/``sync_weights``, ``GRPOTrainer``'s
 arguments, ``trl.trainer.utils.ensure_master_addr_port``); the engines' docstrings list the contracts of
 those they depend on (tests/train/test_trl_seams.py checks them too).

@@ -89,7 +89,7 @@ def test_a_replayed_step_equals_the_logged_loss_and_grad_norm(lenient_run, capsy
     assert f"step 2 grad_norm: replayed {logged['grad_norm']!r}, logged {logged['grad_norm']!r} (equal)" in out
     rejected = verifier_rejects(run, 2)
     assert rejected, "the lenient reward paid nothing the verifier rejects at step 2: the test shows nothing"
-    changed = re.findall(r"^    (\S+@2) #(\d) correctness: 1 -> 0$", out, re.M)
+    changed = re.findall(r"^    (\S+@2) #(\d) correctness: 1 -> 0   '.*'$", out, re.M)
     assert {(sample, int(epoch)) for sample, epoch in changed} == rejected
     assert f"rewards changed: {len(rejected)} of 4 completions" in out
     assert not re.search(r"^    \S+ #\d (length_parity|format):", out, re.M)  # the other rewards are as they were

@@ -219,3 +219,27 @@ def test_a_log_that_is_not_this_batch_is_an_error(trainer, recorded, tmp_path):
     unrecorded = [{**e, "inputs": {k: v for k, v in e["inputs"].items() if k != REPLAY_ROW}} for e in entries]
     with pytest.raises(cf.ReplayError, match="no row ids"):
         cf.generation_order(unrecorded)
+
+
+def test_the_cli_prints_each_changed_reward_with_its_completion_and_the_two_losses(trainer, recorded):
+    from train.replay import counterfactual_lines
+
+    run, entries, _ = recorded
+    _, logged, paid, now = counterfactual(trainer, run, entries, [_strict_only_for("p0"), answer_line])
+    rewards, advantages = cf.changes(logged, paid, now)
+    result = {
+        "step": STEP,
+        "replayed": {"loss": 0.5, "grad_norm": 1.25},
+        "counterfactual": {
+            "rollouts": 8, "num_generations": G, "reward_funcs": NAMES, "reward_weights": [1.0, 0.25],
+            "changed_rewards": rewards, "changed_advantages": advantages, "loss": 0.25, "grad_norm": 1.25,
+        },
+    }  # fmt: skip
+    lines = counterfactual_lines(result)
+    assert lines[0].endswith("(correctness, format; weights 1 0.25; groups of 4)")
+    assert lines[1:3] == ["  rewards changed: 1 of 8 completions", "    p0@3 #3 correctness: 1 -> 0   '4'"]
+    assert lines[3] == "  advantages changed: 4 of 8 completions, 1 group"
+    assert lines[-2:] == [
+        "  loss: counterfactual 0.25, replayed 0.5 (differs by 0.25)",
+        "  grad_norm: counterfactual 1.25, replayed 1.25 (equal)",
+    ]
