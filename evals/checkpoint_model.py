@@ -222,8 +222,6 @@ def checkpoint_api() -> type:
 def _tool_api(run_dir: Path, model, tokenizer, model_name: str):
     """For a run trained with tools (run.json), the held-out evals' provider over this model: it renders, parses and
     limits tool turns as training did. None for a run without tools."""
-    import copy
-
     from evals.policy_model import PolicyAPI
     from evals.tool_turns import ToolSetting
     from train.tools import tool_config
@@ -234,4 +232,4 @@ def _tool_api(run_dir: Path, model, tokenizer, model_name: str):
         return None
     setting = ToolSetting.from_config(values)
     logger.info("verigrpo: %s was trained with tools %s: tool turns as in training", run_dir, values["tools"])
-    return PolicyAPI(model_name, policy=model, tokenizer=copy.deepcopy(tokenizer), batch_size=1, tools=setting)
+    return PolicyAPI(model_name, policy=model, tokenizer=tokenizer, batch_size=1, tools=setting)

@@ -39,6 +39,7 @@ shows what the policy read.
 
 from __future__ import annotations
 
+import copy
 import inspect as pyinspect
 import uuid
 from collections.abc import Mapping
@@ -148,6 +149,7 @@ class ToolTurns:
 
         from train.config.tool_checks import apply_tool_template, tool_calling_problem
 
+        tokenizer = copy.deepcopy(tokenizer)  # the caller's (the trainer's processing_class) stays as it is
         apply_tool_template(tokenizer, setting.tool_chat_template)
         problem = tool_calling_problem(tokenizer)
         if problem:
