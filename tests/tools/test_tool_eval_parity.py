@@ -383,3 +383,82 @@ def test_a_tool_trained_checkpoint_is_evaluated_with_the_training_tool_turns(too
     model.api.do_sample = True  # as without -M do_sample=false
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "sampling"), display="none")
     assert log.status == "error" and "-M do_sample=false" in str(log.error)
+
+
+TOOL_MODEL = REPO / "models" / "smollm2-135m-instruct-tools"  # the CPU model warm-started on the tool format
+
+
+class GreedyModel:
+    """A real model as the script: greedy completions of each fed id sequence alone, recorded like ``Script``'s."""
+
+    def __init__(self, model, tokenizer, max_tokens: int) -> None:
+        self.model, self.tokenizer, self.max_tokens, self.fed = model, tokenizer, max_tokens, []
+        self.eos = {tokenizer.eos_token_id, model.generation_config.eos_token_id} - {None}
+
+    def completion(self, ids: list[int]) -> list[int]:
+        self.fed.append(list(ids))
+        with torch.inference_mode():
+            out = self.model.generate(torch.tensor([ids]), do_sample=False, max_new_tokens=self.max_tokens)
+        row = out[0, len(ids) :].tolist()
+        end = next((i + 1 for i, token in enumerate(row) if token in self.eos), len(row))
+        return row[:end]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (TOOL_MODEL / "config.json").is_file(), reason=f"{TOOL_MODEL} is not prepared (toolstart)")
+def test_a_model_that_calls_the_tool_is_fed_the_same_ids_in_training_and_eval(tokenizer, tmp_path, monkeypatch):
+    """The same comparison as above with a real policy that writes its own calls (greedy, one sequence at a time on
+    both sides, so batching cannot change a token)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(TOOL_MODEL, dtype="float32").eval()
+    max_tokens = 160
+    trained = GreedyModel(model, tokenizer, max_tokens)
+    monkeypatch.setattr(f"{__name__}.Script", lambda tokenizer, turns: trained)
+    trl_fed, trl_completion = trl_fed_ids(tokenizer, [], max_tokens)
+    evaluated = GreedyModel(model, tokenizer, max_tokens)
+    recorded = []
+    generate = model.generate
+
+    def recording_generate(input_ids, attention_mask, **kwargs):
+        recorded.extend(
+            [t for t, m in zip(row, mask) if m] for row, mask in zip(input_ids.tolist(), attention_mask.tolist())
+        )
+        return generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+
+    monkeypatch.setattr(model, "generate", recording_generate)
+    monkeypatch.setattr(f"{__name__}.StandInPolicy", lambda script: model)
+    monkeypatch.setattr(f"{__name__}.Script", lambda tokenizer, turns: evaluated)
+    _, sample = eval_with_tool(tokenizer, [], tmp_path, max_tokens)
+    assert recorded == trl_fed
+    print(f"{len(trl_fed)} turns; the policy's calls: {[m.get('tool_calls') for m in trl_completion]}")
+    assert sample.scores["math_verifier"].value["correct"] == training_grade(trl_completion)
+
+
+def test_inspect_does_not_cut_a_long_result_the_tool_already_limited(tmp_path):
+    """Inspect cuts tool output over 16 KiB with its own wrapper text; the tool's own cut (``tool_output_chars``
+    characters, up to 4 bytes each) must be the only one, as in training."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.solver import generate, use_tools
+
+    from evals.python_tool import python_tool
+
+    limits = ToolLimits(timeout_s=5.0, memory_mb=256, output_chars=6000, max_calls=1)
+    code = "print('\\U0001f600' * 7000)"  # 28 KB of 4-byte characters
+    environment = PythonToolEnvironment(limits)
+    environment.reset()
+    trained = asyncio.run(environment.python(code=code))
+    outputs = [ModelOutput.for_tool_call("mockllm/model", "python", {"code": code}), ModelOutput.from_content("m", "7")]
+    for output in outputs:
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    task = Task(
+        dataset=[Sample(input="x", target="7")], solver=[use_tools(python_tool(limits)), generate()], sandbox="bwrap"
+    )
+    model = get_model("mockllm/model", custom_outputs=outputs)
+    (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    (result,) = [m.text for m in log.samples[0].messages if m.role == "tool"]
+    assert len(trained.encode()) > 16 * 1024 and result == trained
