@@ -48,13 +48,27 @@ def python_tool(limits: ToolLimits | None = None) -> Tool:
     async def execute(code: str) -> str:
         return await _session(limits).run(code)
 
-    return ToolDef(
+    tool = ToolDef(
         execute,
         name=TOOL_NAME,
         description=TOOL_DESCRIPTION,
         parameters={"code": CODE_DESCRIPTION},
         max_output=max_result_bytes(limits),
     ).as_tool()
+    setattr(tool, LIMITS_ATTRIBUTE, limits)  # for a tool-trained policy's provider to check (evals/tool_turns.py)
+    return tool
+
+
+LIMITS_ATTRIBUTE = "verigrpo_tool_limits"
+
+
+def offered_limits(tools) -> ToolLimits | None:
+    """The limits of the python tool among a task's tool objects (``TaskState.tools``), or None."""
+    for tool in tools or ():
+        limits = getattr(tool, LIMITS_ATTRIBUTE, None)
+        if limits is not None:
+            return limits
+    return None
 
 
 def max_result_bytes(limits: ToolLimits) -> int:

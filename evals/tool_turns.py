@@ -10,8 +10,8 @@ module repeats:
    (``train/tools.PythonToolEnvironment.python``), whose schema transformers writes from the signature and docstring
    (``get_json_schema``), then ``apply_chat_template(..., tokenize=True)``. Inspect's ``hf`` provider writes the
    schema from Inspect's ``ToolInfo`` instead (no ``"type": "function"`` wrapper, ``"additionalProperties": false``,
-   no ``"return"``): another prompt. Here the task's tools must be the training tools (same names and descriptions),
-   and the prompt is rendered with the training tools themselves.
+   no ``"return"``): another prompt. Here the task's tools must be the training tools (same names and descriptions,
+   the run's limits), and the prompt is rendered with the training tools themselves.
 2. **Later turns are not re-rendered**: TRL feeds the previous turn's ids + the generated ids (through the first
    end-of-sequence token) + the ids of the tool results and the next assistant header (TRL's own
    ``_get_tool_suffix_ids``, through ``train/trl_seams.tool_suffix_ids``). Re-rendering the conversation would write
@@ -189,6 +189,23 @@ class ToolTurns:
                 raise ToolTurnError(f"the task's {tool.name!r} tool takes other arguments than the trained one")
         if tool_choice not in (None, "auto"):
             raise ToolTurnError(f"tool_choice {tool_choice!r}: training let the policy choose (auto)")
+        self.check_limits()
+
+    def check_limits(self) -> None:
+        """The running sample's python tool must have the run's limits (the held-out evals pass them; a checkpoint
+        eval takes them from ``-T``). Outside a sample (a direct ``generate`` call) there is nothing to check."""
+        from evals.inspect_seams import sample_state
+        from evals.python_tool import offered_limits
+
+        state = sample_state()
+        offered = offered_limits(state.tools) if state is not None else None
+        trained = self.setting.limits
+        if offered is not None and offered != trained:
+            flags = (
+                f"-T tool_timeout_s={trained.timeout_s:g} -T tool_memory_mb={trained.memory_mb} "
+                f"-T tool_output_chars={trained.output_chars} -T tool_max_calls={trained.max_calls}"
+            )
+            raise ToolTurnError(f"the task's python tool has limits {offered}, the run trained with {trained}: {flags}")
 
     # ---- the ids the policy is fed ----------------------------------------------------------
 

@@ -127,7 +127,9 @@ def trl_fed_ids(tokenizer, turns: list[str], max_tokens: int = MAX_TOKENS) -> tu
     return script.fed, completions[0]
 
 
-def eval_with_tool(tokenizer, turns: list[str], tmp_path, max_tokens: int = MAX_TOKENS):
+def eval_with_tool(
+    tokenizer, turns: list[str], tmp_path, max_tokens: int = MAX_TOKENS, trained_calls: int | None = None
+):
     """A real Inspect eval of math_verified -T tools=true on the stand-in policy (the held-out eval's provider)."""
     from inspect_ai import eval as inspect_eval
 
@@ -152,12 +154,14 @@ def eval_with_tool(tokenizer, turns: list[str], tmp_path, max_tokens: int = MAX_
         "tool_timeout_s": LIMITS.timeout_s,
         "tool_memory_mb": LIMITS.memory_mb,
         "tool_output_chars": LIMITS.output_chars,
-        "tool_max_calls": LIMITS.max_calls,
+        "tool_max_calls": trained_calls or LIMITS.max_calls,
     }
     model = policy_model(
         "stand-in", StandInPolicy(script), tokenizer, [s.input for s in task.dataset], 4, tool_config=config
     )
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")
+    if trained_calls is not None:
+        return log
     assert log.status == "success", log.error
     return script.fed, log.samples[0]
 
@@ -289,6 +293,12 @@ def test_the_prompt_is_rendered_from_the_training_tool_not_inspects_tool_info(to
     assert '{"type": "function", "function": {"name": "python"' in text and '"return": {"type": "string"}' in text
     assert "additionalProperties" not in text
     assert asyncio.run(turns.prompt(chat_messages(build_messages(QUESTION, 1, tools=True)))).rounds == 0
+
+
+def test_a_tool_with_other_limits_than_the_runs_is_refused(tokenizer, tmp_path):
+    """A checkpoint eval takes the tool's limits from -T: other limits than run.json's stop the eval with the flags."""
+    log = eval_with_tool(tokenizer, ["ANSWER: 7"], tmp_path, trained_calls=3)
+    assert log.status == "error" and "-T tool_max_calls=3" in str(log.error)
 
 
 def test_a_tool_the_policy_was_not_trained_with_is_refused(tokenizer):
