@@ -158,6 +158,8 @@ class PolicyAPI(ModelAPI):
         output = ModelOutput(
             model=self.model_name, choices=[ChatCompletionChoice(message=message, stop_reason=stop_reason)]
         )
+        if turn.read_instead:  # the log's tool messages hold Inspect's refusals; the policy read TRL's texts
+            output.metadata = {"tool_results_as_read": list(turn.read_instead)}
         return self._with_usage(output, done)
 
     @staticmethod

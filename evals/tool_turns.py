@@ -24,8 +24,8 @@ module repeats:
    ``train/tools.tool_rounds``); calls in a turn after the last round are not run and the completion ends there (they
    are kept in the message's metadata, ``tool_calls_not_run``). The completion budget (``max_completion_length`` in
    training, the task's ``max_tokens`` here) counts every token after the prompt, tool results included: a later turn
-   gets what is left, and tool results that leave less than nothing end the completion (an empty last turn, stop
-   reason ``max_tokens``; TRL drops those results, and tool results are never graded).
+   gets what is left, and tool results that leave no room end the completion (an empty last turn, stop reason
+   ``max_tokens``; TRL drops results that overdraw the budget, and tool results are never graded).
 
 **Malformed calls** (the rule both sides follow): text that ``parse_response`` cannot parse (bad JSON in a
 ``<tool_call>`` block, a call without a name) is not a call: the whole completion, decoded, is the message's text, no
@@ -33,8 +33,8 @@ tool runs and the completion ends; it is graded like any answer. A call that par
 unknown tool name, arguments that are not an object or miss ``code``, ``code`` not a string) is a call: TRL answers it
 with the text ``{'error': '<the exception>'}`` and generates again. Inspect refuses such a call itself, with its own
 error text; the tool message the policy reads here is TRL's text, got by making the same call on a training
-environment whose call limit is used up (so nothing runs). Inspect's log keeps Inspect's error; the model event
-shows what the policy read.
+environment whose call limit is used up (so nothing runs). Inspect's messages keep Inspect's error; the next
+model output's metadata (``tool_results_as_read``) holds the texts the policy read instead.
 """
 
 from __future__ import annotations
@@ -122,6 +122,7 @@ class Turn:
     ids: list[int]
     prompt_length: int  # the task prompt's ids: the completion budget counts from here
     rounds: int  # rounds of tool calls already run in this conversation
+    read_instead: tuple[str, ...] = ()  # TRL's texts for calls Inspect refused (its messages hold Inspect's error)
 
     def budget(self, max_tokens: int) -> int:
         """Tokens this turn may generate: the completion budget less what the completion holds already."""
@@ -250,14 +251,16 @@ class ToolTurns:
             )
         tool_messages = [{"role": "tool", "name": m.function, "content": await self._result_text(m)} for m in results]
         suffix = tool_suffix_ids(self.tokenizer, tool_messages, self.chat_template, self.setting.chat_template_kwargs)
-        return Turn(ids=turn.ids + list(suffix), prompt_length=turn.prompt_length, rounds=turn.rounds)
+        read_instead = tuple(t["content"] for t, m in zip(tool_messages, results) if m.error is not None)
+        return Turn(turn.ids + list(suffix), turn.prompt_length, turn.rounds, read_instead)
 
     def overlong(self, turn: Turn, max_tokens: int) -> bool:
-        """TRL drops the tool results (and ends the completion) when they overflow the completion budget or the
-        model's context."""
+        """No room for another turn: TRL drops the tool results (and ends the completion) when they overdraw the
+        completion budget or fill the model's context; with the budget exactly spent it keeps them and generates
+        nothing. Either way the completion ends with what the policy wrote."""
         if turn.rounds == 0:
             return False
-        return turn.budget(max_tokens) < 0 or (self.max_model_len is not None and len(turn.ids) >= self.max_model_len)
+        return turn.budget(max_tokens) <= 0 or (self.max_model_len is not None and len(turn.ids) >= self.max_model_len)
 
     async def _result_text(self, message: ChatMessageTool) -> str:
         """The tool result as the policy reads it: Inspect's text, or TRL's error text for a call Inspect refused."""

@@ -203,6 +203,10 @@ def test_the_eval_feeds_the_policy_the_ids_training_feeds_it(tokenizer, turns, f
         if m["role"] == "tool"
     ]
     assert eval_results[: len(trl_results)] == trl_results
+    as_read = [text for event in sample.events if event.event == "model" for text in read_instead(event)]
+    assert as_read == [
+        m["content"] for m in trl_completion if m["role"] == "tool" and m["content"].startswith("{'error'")
+    ]
     assert sample.scores["math_verifier"].value["correct"] == training_grade(trl_completion)
     if feeds == 1:  # the tool results overdrew the budget: TRL dropped them and the completion ended there
         assert sample.output.stop_reason == "max_tokens" and sample.output.completion == ""
@@ -211,6 +215,10 @@ def test_the_eval_feeds_the_policy_the_ids_training_feeds_it(tokenizer, turns, f
 def not_run(message) -> list:
     """The calls of a turn after the last round (kept in metadata, never run)."""
     return (message.metadata or {}).get("tool_calls_not_run", [])
+
+
+def read_instead(event) -> list[str]:
+    return ((event.output.metadata if event.output else None) or {}).get("tool_results_as_read", [])
 
 
 def after_prompt(sample) -> list:
