@@ -22,6 +22,13 @@ tokens up to floating-point near-ties), which makes an eval of the one-shot math
 ``-M shared_prefix=false`` keeps transformers' own ``generate``. Inspect batches up to
 ``--max-connections`` requests: set it to the number of problems for one batch, so the batch (and
 with it every greedy token) does not depend on timing.
+
+A run trained with tools (run.json: ``tools: [python]``) evaluated on a task that offers the tool
+(``-T tools=true``, with the run's ``tool_*`` limits) is answered as training's tool loop generates:
+the run's tool template, the training tool's schema, TRL's ids and parser, its rounds and completion
+budget (``evals/tool_turns.py``, through the provider the held-out evals use, ``evals/policy_model.py``;
+each conversation alone, greedy: ``-M do_sample=false`` is required). Inspect's ``hf`` provider would
+render the tool from Inspect's ``ToolInfo`` and parse calls with its own handler.
 """
 
 from __future__ import annotations
@@ -197,5 +204,32 @@ def checkpoint_api() -> type:
                 from cpu.greedy_batch import install
 
                 install(self.model, self.tokenizer)
+            self.tool_api = _tool_api(run_dir, self.model, self.tokenizer, model_name)
+
+        async def generate(self, input, tools, tool_choice, config):
+            if tools and self.tool_api is not None:  # a tool-trained run: tool turns as training builds them
+                if self.do_sample:
+                    raise CheckpointError(
+                        f"{self.model_name} was trained with tools; its tool evals are greedy, turn by turn as "
+                        "training's held-out evals: add -M do_sample=false"
+                    )
+                return await self.tool_api.generate(input, tools, tool_choice, config)
+            return await super().generate(input, tools, tool_choice, config)
 
     return CheckpointAPI
+
+
+def _tool_api(run_dir: Path, model, tokenizer, model_name: str):
+    """For a run trained with tools (run.json), the held-out evals' provider over this model: it renders, parses and
+    limits tool turns as training did. None for a run without tools."""
+    from evals.policy_model import PolicyAPI
+    from evals.tool_turns import ToolSetting
+    from train.tools import tool_config
+
+    config = read_run(run_dir)["config"]
+    values = tool_config({**config.get("script", {}), **config.get("training", {})})
+    if values is None:
+        return None
+    setting = ToolSetting.from_config(values)
+    logger.info("verigrpo: %s was trained with tools %s: tool turns as in training", run_dir, values["tools"])
+    return PolicyAPI(model_name, policy=model, tokenizer=tokenizer, batch_size=1, tools=setting)

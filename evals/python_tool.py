@@ -4,7 +4,8 @@ The same :class:`problems.python_tool.PythonSession` the trainer's tool calls (`
 its result text, and the sample's bwrap directory as ``/work`` (a task needs ``sandbox="bwrap"``). Inspect's own
 ``python()`` tool formats results differently (stderr first, no status line) and has no call limit, so a policy
 trained with this tool would meet a different tool there. One session per sample, keyed by the sample's sandbox
-directory (removed with it).
+directory (removed with it). Inspect's own cut of long tool output is set above anything the tool returns
+(``max_result_bytes``): the tool's cut is the only one, as in training.
 """
 
 from __future__ import annotations
@@ -47,6 +48,31 @@ def python_tool(limits: ToolLimits | None = None) -> Tool:
     async def execute(code: str) -> str:
         return await _session(limits).run(code)
 
-    return ToolDef(
-        execute, name=TOOL_NAME, description=TOOL_DESCRIPTION, parameters={"code": CODE_DESCRIPTION}
+    tool = ToolDef(
+        execute,
+        name=TOOL_NAME,
+        description=TOOL_DESCRIPTION,
+        parameters={"code": CODE_DESCRIPTION},
+        max_output=max_result_bytes(limits),
     ).as_tool()
+    setattr(tool, LIMITS_ATTRIBUTE, limits)  # for a tool-trained policy's provider to check (evals/tool_turns.py)
+    return tool
+
+
+LIMITS_ATTRIBUTE = "verigrpo_tool_limits"
+
+
+def offered_limits(tools) -> ToolLimits | None:
+    """The limits of the python tool among a task's tool objects (``TaskState.tools``), or None."""
+    for tool in tools or ():
+        limits = getattr(tool, LIMITS_ATTRIBUTE, None)
+        if limits is not None:
+            return limits
+    return None
+
+
+def max_result_bytes(limits: ToolLimits) -> int:
+    """Inspect cuts a tool result over its ``max_tool_output`` (16 KiB by default) and wraps it in its own text;
+    training never does. The tool's result is already cut to ``output_chars`` characters (at most 4 UTF-8 bytes
+    each) plus a cut note and a status line, so this bound leaves it whole."""
+    return 4 * limits.output_chars + 1024

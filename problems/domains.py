@@ -145,6 +145,14 @@ def _math_held_out(config, problems: int | None, max_tokens: int) -> dict:
             max_value=config.arithmetic_max_value,
             steps=config.arithmetic_steps,
         )
+    if getattr(config, "tools", None):  # the tool training offered, with the run's limits (evals/tool_turns.py)
+        args.update(
+            tools=True,
+            tool_timeout_s=config.tool_timeout_s,
+            tool_memory_mb=config.tool_memory_mb,
+            tool_output_chars=config.tool_output_chars,
+            tool_max_calls=config.tool_max_calls,
+        )
     return {**args, "max_tokens": max_tokens}
 
 

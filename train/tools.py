@@ -97,6 +97,35 @@ def tool_metrics(environments) -> dict[str, float]:
     }
 
 
+TOOL_CONFIG_KEYS = (
+    "tools",
+    "tool_timeout_s",
+    "tool_memory_mb",
+    "tool_output_chars",
+    "tool_max_calls",
+    "tool_chat_template",
+    "max_tool_calling_iterations",
+    "chat_template_kwargs",
+)
+"""The config keys (script and training arguments, as run.json records them) that shape a run's tool turns: what
+the tool evals read (``evals/tool_turns.py``)."""
+
+
+def tool_config(values: dict) -> dict | None:
+    """``TOOL_CONFIG_KEYS`` of a run's config values (script and training arguments merged); None without tools."""
+    if not values.get("tools"):
+        return None
+    return {key: values.get(key) for key in TOOL_CONFIG_KEYS}
+
+
+def tool_rounds(tool_max_calls: int, max_tool_calling_iterations: int | None) -> int:
+    """How many rounds of tool calls TRL's loop runs (``max_tool_calling_iterations``; unset: ``tool_max_calls + 1``,
+    so the last round shows the call limit). The tool evals stop at the same round (``evals/tool_turns.py``)."""
+    if max_tool_calling_iterations is not None:
+        return int(max_tool_calling_iterations)
+    return int(tool_max_calls) + 1
+
+
 def trainer_tool_kwargs(script_args, model_args, training_args) -> dict:
     """GRPOTrainer's tool arguments for a config with ``tools`` (empty without): the environment factory and the
     tokenizer with a template that can call tools (``train/config/tool_checks.py``). Caps TRL's tool rounds at
@@ -105,8 +134,9 @@ def trainer_tool_kwargs(script_args, model_args, training_args) -> dict:
         return {}
     from train.config.tool_checks import tool_limits, tool_tokenizer
 
-    if training_args.max_tool_calling_iterations is None:
-        training_args.max_tool_calling_iterations = script_args.tool_max_calls + 1
+    training_args.max_tool_calling_iterations = tool_rounds(
+        script_args.tool_max_calls, training_args.max_tool_calling_iterations
+    )
     return {
         "environment_factory": environment_factory(tool_limits(script_args)),
         "processing_class": tool_tokenizer(script_args, model_args, training_args),

@@ -27,6 +27,9 @@ and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwi
 * ``trl.extras.profiling.ProfilingContext._log_metrics(duration)`` (and its ``name``, ``Class.method``): called as
   each phase TRL profiles ends. ``profiled_phases(record)`` passes every one to ``record`` too
   (``scripts/bench_train.py``'s per-phase timings).
+* ``GRPOTrainer._get_tool_suffix_ids(tool_messages)``: the tokens TRL's tool loop appends after a completion that
+  called tools (the tool results, then the next assistant header); ``tool_suffix_ids`` runs it outside a trainer
+  so the tool evals (``evals/tool_turns.py``) build the very ids training builds (tests/tools/test_tool_eval_parity.py).
 * ``trl.trainer.grpo_trainer.VLLMGeneration``: the name ``GRPOTrainer.__init__`` constructs its vLLM
   generation object from (it takes no argument for it). ``generation_class`` swaps it for one ``__init__``.
 
@@ -158,3 +161,19 @@ def profiled_phases(record):
         yield
     finally:
         profiling.ProfilingContext._log_metrics = original
+
+
+def tool_suffix_ids(tokenizer, tool_messages: list[dict], chat_template=None, chat_template_kwargs=None) -> list[int]:
+    """TRL's own ``GRPOTrainer._get_tool_suffix_ids`` for a text model: the ids of ``tool_messages`` (``{"role":
+    "tool", "name", "content"}``) and the next assistant header, as its tool loop appends them after a completion.
+    ``chat_template``: the trainer's (None unless TRL swapped in a prefix-preserving training variant)."""
+    from types import SimpleNamespace
+
+    trainer = SimpleNamespace(
+        processing_class=tokenizer,
+        _tokenizer=tokenizer,
+        _is_vlm=False,
+        chat_template=chat_template,
+        chat_template_kwargs=dict(chat_template_kwargs or {}),
+    )
+    return GRPOTrainer._get_tool_suffix_ids(trainer, tool_messages)

@@ -44,7 +44,6 @@ def test_a_template_that_cannot_call_tools_is_refused_before_loading(needs_sandb
         (["--tool_timeout_s", "0"], r"tool_timeout_s must be in \(0, 600\]"),
         (["--use_vllm", "true", "--vllm_mode", "server"], r"vllm_mode: server is not supported"),
         (["--use_vllm", "true", "--use_peft", "false", "--load_in_4bit", "false"], r"needs use_peft: true"),
-        (["--eval_strategy", "steps", "--eval_steps", "5"], r"held-out evals \(eval_strategy\) is not supported yet"),
         (["--dataset", "code", "--reward_funcs", "code_tests", "--num_shots", "0"], r"\(code\) has no prompt"),
     ],
 )
@@ -52,6 +51,13 @@ def test_tool_runs_that_cannot_work_are_refused_with_the_reason(overrides, messa
     script_args, training_args, model_args = parse(*overrides)
     with pytest.raises(ConfigError, match=message):
         check_tools(script_args, training_args, model_args)
+
+
+@needs_model
+def test_a_tool_run_with_held_out_evals_validates(needs_sandbox):
+    """The held-out evals use the tool (evals/tool_turns.py): nothing to refuse."""
+    script_args, training_args, model_args = parse("--eval_strategy", "steps", "--eval_steps", "5")
+    check_tools(script_args, training_args, model_args)
 
 
 def test_a_template_without_tools_is_an_error():

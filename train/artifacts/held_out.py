@@ -21,6 +21,10 @@ Python, NumPy and torch random streams are restored, and a 4-bit policy keeps it
 (``cpu/bnb_cpu.py``: on CPU, bitsandbytes would otherwise repack the layers for a bf16 kernel in eval
 mode, and the steps after the eval would pass no gradient through the base). A seeded run with evals trains
 exactly as one without (tests/integration/test_held_out_eval.py).
+
+A run with ``tools: [python]`` evaluates with the tool: the task gets ``tools=true`` and the run's ``tool_*`` limits
+(``problems/domains.py``), and the policy's provider renders, parses and limits tool turns as training does
+(``evals/tool_turns.py``: the run's tool template, tool schema, rounds and completion budget).
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ class HeldOutEval:
     run_name: str
     batch_size: int
     headline: str  # the metric the summary line and the curve show (the domain's eval_metric)
+    tool_config: dict | None = None  # a tool run's tool keys (train/tools.py TOOL_CONFIG_KEYS); None without tools
 
     @property
     def problems(self) -> int:
@@ -91,6 +96,7 @@ class HeldOutEval:
             [sample.input for sample in self.task.dataset],
             self.batch_size,
             log_args,
+            tool_config=self.tool_config,
         )
         self.log_dir.mkdir(parents=True, exist_ok=True)
         writing = Path(tempfile.mkdtemp(dir=self.log_dir, prefix=".writing-"))  # renamed into place when done
@@ -124,6 +130,7 @@ def held_out_eval(script_args, training_args) -> HeldOutEval:
     that cannot load stops the run before the model does)."""
     from problems.domains import domain_of_source
     from train.data.rows import held_out_task_args
+    from train.tools import tool_config
 
     domain = domain_of_source(script_args.dataset)
     task_args = held_out_task_args(
@@ -139,6 +146,7 @@ def held_out_eval(script_args, training_args) -> HeldOutEval:
         run_name=str(output_dir),
         batch_size=training_args.per_device_eval_batch_size,
         headline=domain.eval_metric[0],
+        tool_config=tool_config({**vars(script_args), **training_args.to_dict()}),
     )
 
 

@@ -42,7 +42,8 @@ def tool_limits(script_args) -> ToolLimits:
 
 def check_tools(script_args, training_args, model_args) -> None:
     """Refuse, before loading weights, a tool run that cannot work: unknown tool, a domain without a tool prompt,
-    no sandbox, an engine the tool loop has not run on, a chat template that cannot call tools."""
+    no sandbox, an engine the tool loop has not run on, a chat template that cannot call tools. Held-out evals
+    run with the tool (train/artifacts/held_out.py), so they need nothing more."""
     if not script_args.tools:
         if script_args.tool_chat_template:
             raise ConfigError("tool_chat_template is set but `tools` is empty: add `tools: [python]` or remove it.")
@@ -75,13 +76,6 @@ def check_tools(script_args, training_args, model_args) -> None:
             "tools with use_vllm needs use_peft: true (the colocated adapter engine); TRL's own full-weight vLLM sync "
             "has not been run with the tool loop here. Use LoRA, or `use_vllm: false`."
         )
-    if training_args.eval_strategy != "no":
-        raise ConfigError(
-            "tools with held-out evals (eval_strategy) is not supported yet: the in-memory policy's Inspect provider "
-            "(evals/policy_model.py) answers plain chat prompts and cannot call the tool, so the eval would not meet "
-            "the tool training did. Set `eval_strategy: no`; evaluate checkpoints with `inspect eval "
-            "evals/math_task.py@math_verified -T tools=true` (docs/tool-use.md)."
-        )
     if training_args.use_transformers_continuous_batching:
         raise ConfigError("tools with use_transformers_continuous_batching has not been run here: turn it off.")
     tool_tokenizer(script_args, model_args, training_args)  # a template that cannot call tools stops here
@@ -112,12 +106,7 @@ def tool_tokenizer(script_args, model_args, training_args):
         padding_side="left",
         trust_remote_code=training_args.trust_remote_code,
     )
-    if script_args.tool_chat_template:
-        tokenizer.chat_template = template_text(script_args.tool_chat_template)
-        if script_args.tool_chat_template in SHIPPED_TEMPLATES:
-            from trl.chat_template_utils import qwen3_template
-
-            tokenizer.response_template = copy.deepcopy(qwen3_template)  # Qwen2.5's tool-call format (README there)
+    apply_tool_template(tokenizer, script_args.tool_chat_template)
     problem = tool_calling_problem(tokenizer)
     if problem:
         where = script_args.tool_chat_template or f"{model_args.model_name_or_path}'s own"
@@ -127,6 +116,18 @@ def tool_tokenizer(script_args, model_args, training_args):
             "has a tool-call parser for."
         )
     return tokenizer
+
+
+def apply_tool_template(tokenizer, tool_chat_template: str | None) -> None:
+    """Set ``tool_chat_template`` (a shipped name or a file) on ``tokenizer``, with its parser for a shipped one; no
+    change when None. Training's tokenizer and the tool evals' (``evals/tool_turns.py``) are set here."""
+    if not tool_chat_template:
+        return
+    tokenizer.chat_template = template_text(tool_chat_template)
+    if tool_chat_template in SHIPPED_TEMPLATES:
+        from trl.chat_template_utils import qwen3_template
+
+        tokenizer.response_template = copy.deepcopy(qwen3_template)  # Qwen2.5's tool-call format (README there)
 
 
 def tool_calling_problem(tokenizer) -> str | None:
