@@ -153,7 +153,7 @@ def score(trainer, rows: list[dict], batch: dict, reward_funcs: list, names: lis
     """TRL's scoring of the recorded completions (``_generate_and_score_completions`` with the sampler replaced by
     the recorded ids) with ``reward_funcs`` (named ``names``) in place of the trainer's. Raises ReplayError when TRL's prompt
     tokens differ from the recorded ones."""
-    from trl import GRPOTrainer
+    from train.trl_seams import generate_and_score
 
     prompt_ids = batch["prompt_ids"]
     captured: dict = {}
@@ -179,7 +179,7 @@ def score(trainer, rows: list[dict], batch: dict, reward_funcs: list, names: lis
         reward_funcs=list(reward_funcs),
         use_vllm=False,  # no engine: TRL's importance-sampling recomputation stays out; the recorded ratios are kept
     ):
-        output = GRPOTrainer._generate_and_score_completions(trainer, rows)
+        output = generate_and_score(trainer, rows)
     values = captured["rewards"].cpu()
     return Scored(
         rewards={name: [_paid(v) for v in values[:, i].tolist()] for i, name in enumerate(names)},

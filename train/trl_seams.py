@@ -177,3 +177,12 @@ def tool_suffix_ids(tokenizer, tool_messages: list[dict], chat_template=None, ch
         chat_template_kwargs=dict(chat_template_kwargs or {}),
     )
     return GRPOTrainer._get_tool_suffix_ids(trainer, tool_messages)
+
+
+def generate_and_score(trainer, inputs) -> dict:
+    """TRL's own ``GRPOTrainer._generate_and_score_completions`` on ``inputs``, called on the class so the project
+    trainer's override (which logs rollouts and records replay rows) is skipped: the replay's counterfactual
+    (``train/counterfactual.py``) re-scores a recorded batch through exactly TRL's scoring and advantages."""
+    from trl import GRPOTrainer
+
+    return GRPOTrainer._generate_and_score_completions(trainer, inputs)
