@@ -44,6 +44,7 @@ from records.run_manifest import RUN_JSON, RunManifestError, read_run_manifest
 
 logger = getLogger(__name__)
 
+PROVIDER = "verigrpo"  # the provider's name in model strings (evals/inspect_plugin registers it)
 PRECISIONS = ("trained", "full")
 """``trained``: load the base as run.json says training did (quantization included); ``full``: unquantized."""
 
@@ -180,6 +181,7 @@ def checkpoint_api() -> type:
     from inspect_ai.model import GenerateConfig
 
     from evals.inspect_seams import hf_model_api
+    from evals.model_info import register_model_info
 
     class CheckpointAPI(hf_model_api()):
         def __init__(
@@ -197,6 +199,8 @@ def checkpoint_api() -> type:
             _check_base(run_dir)
             logger.info("verigrpo: loading %s (%s): %s", run_dir, precision, describe(args))
             super().__init__(str(run_dir), base_url, api_key, config or GenerateConfig(), **{**args, **model_args})
+            # registered under the name the model events carry, or Inspect loads it again (evals/model_info.py)
+            register_model_info(PROVIDER, self.model_name, self.model)
             from cpu.bnb_cpu import dequantize_once
 
             dequantize_once(self.model)  # 4-bit layers compute as in training, dequantized once (cpu/bnb_cpu.py)

@@ -43,6 +43,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from evals.model_info import register_model_info
+
 PROVIDER = "verigrpo-policy"
 REGISTERED = f"verigrpo/{PROVIDER}"  # the name evals/inspect_plugin registers it under
 DEFAULT_MAX_TOKENS = 512  # only for a task that sets none (the project's tasks all do)
@@ -91,6 +93,7 @@ class PolicyAPI(ModelAPI):
             )
         if model_args:
             raise PolicyModelError(f"{PROVIDER}: unknown model arguments {sorted(model_args)}")
+        register_model_info(PROVIDER, model_name, policy)  # or Inspect builds this provider again (evals/model_info.py)
         self.policy, self.tokenizer, self.batch_size = policy, tokenizer, max(1, int(batch_size))
         self.eos_ids = self._eos_ids()
         self.tool_turns = None  # evals.tool_turns.ToolTurns for a run trained with tools

@@ -138,3 +138,56 @@ def test_the_demo_hint_is_a_command_for_this_provider():
     )
     full = eval_command(REPO / "runs" / "demo-x", task_args, quantized=False)
     assert full == command.replace("-M do_sample=false", "-M do_sample=false -M precision=full")
+
+
+def counted_loads(monkeypatch) -> list[str]:
+    """The paths ``AutoModelForCausalLM.from_pretrained`` loads from here on (Inspect's hf provider loads with it)."""
+    from transformers import AutoModelForCausalLM
+
+    load, loads = AutoModelForCausalLM.from_pretrained.__func__, []
+
+    def counted(cls, name, *args, **kwargs):
+        loads.append(str(name))
+        return load(cls, name, *args, **kwargs)
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", classmethod(counted))
+    return loads
+
+
+def test_inspects_model_info_lookup_does_not_load_the_checkpoint_again(run_dir, tmp_path, monkeypatch):
+    """On every model event of an eval Inspect asks ``get_model_info`` about the model the event names (its ACP usage
+    update); for a name it does not know, it builds the provider again: a second full load of the checkpoint. The
+    provider registers its model's info when built (evals/model_info.py), so the lookup loads nothing. The whole
+    eval: ``test_one_eval_loads_the_checkpoint_once``."""
+    from inspect_ai.model import get_model, get_model_info
+    from transformers import AutoConfig
+
+    run = tmp_path / "run"  # a model name no earlier test in this process asked Inspect about
+    shutil.copytree(run_dir, run)
+    loads = counted_loads(monkeypatch)
+    model = get_model(f"verigrpo/{run}", memoize=False, device="cpu", precision="full")  # a quick load
+    info = get_model_info(str(model))  # str(model): the name Inspect's model events carry
+    assert loads == [str(run)]
+    assert info.context_length == AutoConfig.from_pretrained(MODEL).max_position_embeddings
+
+
+@pytest.mark.slow
+def test_one_eval_loads_the_checkpoint_once(run_dir, tmp_path, monkeypatch):
+    """A real eval of ``verigrpo/<run dir>`` (4-bit, as trained) loads the weights once, not a second time for
+    Inspect's model info lookup on the first model event."""
+    from inspect_ai import eval as inspect_eval
+
+    from evals.math_task import math_verified
+
+    run = tmp_path / "run"  # a model name no earlier eval in this process asked Inspect about
+    shutil.copytree(run_dir, run)
+    loads = counted_loads(monkeypatch)
+    (log,) = inspect_eval(
+        math_verified(limit=1, max_tokens=2),
+        model=f"verigrpo/{run}",
+        model_args={"do_sample": False, "device": "cpu"},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    assert loads == [str(run)]

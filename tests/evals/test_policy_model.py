@@ -98,3 +98,25 @@ def test_named_on_the_command_line_it_says_what_to_use_instead():
 
     with pytest.raises(PolicyModelError, match=r"existed only while it was being trained.*--model none/none"):
         get_model("verigrpo-policy/runs/x@step-50", memoize=False)
+
+
+def test_one_eval_builds_the_provider_once(model_and_tokenizer, tmp_path, monkeypatch):
+    """On each model event Inspect asks ``get_model_info`` about the model (its ACP usage update); a name it does not
+    know it resolved by building the provider again, which for this one fails (no model object) and is swallowed
+    (evals/model_info.py)."""
+    from inspect_ai import eval as inspect_eval
+
+    init, built = PolicyAPI.__init__, []
+
+    def counted(self, model_name, *args, **kwargs):
+        built.append(model_name)
+        init(self, model_name, *args, **kwargs)
+
+    monkeypatch.setattr(PolicyAPI, "__init__", counted)
+    policy, tokenizer = model_and_tokenizer
+    the_task = math_verified(limit=1, max_tokens=2)
+    name = f"{tmp_path.name}@step-1"  # a model name no earlier eval in this process asked Inspect about
+    model = policy_model(name, policy, tokenizer, [s.input for s in the_task.dataset], 1)
+    (log,) = inspect_eval(the_task, model=model, log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    assert built == [name]
