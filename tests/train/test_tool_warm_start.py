@@ -204,3 +204,18 @@ def test_make_setup_builds_the_tool_model_after_the_base_model(config):
     model_args = config[2]
     assert model_args.model_name_or_path == f"models/{TOOL_MODEL_NAME}"
     assert commands[tool].endswith(f"--base {MODEL.relative_to(REPO)} --out {model_args.model_name_or_path}")
+
+
+@pytest.mark.parametrize("name", [TOOL_MODEL_NAME, "smollm2-135m-instruct"])
+def test_a_missing_model_says_how_to_make_it(tmp_path, name):
+    """Before any weights load: the tool model's absence names `make setup` and prepare_tool_model.py; the base
+    model's names prepare_cpu_model.py, as before."""
+    from train.config import ConfigError
+    from train.config.validation import check_model_and_resume
+
+    script_args, training_args, model_args = parse_config(["--config", TOOLS_CONFIG])
+    model_args.model_name_or_path = str(tmp_path / "models" / name)
+    script = "prepare_tool_model.py" if name == TOOL_MODEL_NAME else "prepare_cpu_model.py"
+    with pytest.raises(ConfigError, match=r"is not a checkpoint directory \(no config.json\)") as error:
+        check_model_and_resume(training_args, model_args)
+    assert script in str(error.value) and "make setup" in str(error.value)
