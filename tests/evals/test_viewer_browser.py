@@ -203,10 +203,10 @@ def test_a_real_cpu_tool_run_shows_the_policys_call_its_output_and_answer(tmp_pa
         screen = Screen(page, "tool-run", SHOTS)
         screen.saw(open_log(page, url, path.name, "mean"), "list")
         screen.saw(open_sample(page, call.sample_id, call.epoch), "sample")
-        messages = screen.saw(open_tab(page, "Messages", call.code, answer_line), "messages")
-        assert shows(messages, "python") and shows(messages, call.output.strip())
-        transcript = screen.saw(open_tab(page, "Transcript", call.code), "transcript")
-        assert shows(transcript, call.output.strip())
+        shown_call = f"python {call.code} {call.output.strip()}"  # the call's code, then the tool's output under it
+        messages = screen.saw(open_tab(page, "Messages", shown_call, answer_line), "messages")
+        assert shows(messages, f"{shown_call} assistant") and shows(messages, call.answer)  # then the policy's turn
+        screen.saw(open_tab(page, "Transcript", f"tool: python {shown_call}"), "transcript")
         scoring = screen.saw(open_tab(page, "Scoring", "train_correctness"), "scoring")
         assert shows(scoring, answer_line.removeprefix("ANSWER:").strip())
         screen.assert_no_nan()
