@@ -8,6 +8,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 MODEL := models/smollm2-135m-instruct
+# the CPU model after the tool-format warm start (configs/cpu-smollm2-tools.yaml trains from it; docs/tool-use.md)
+TOOL_MODEL := models/smollm2-135m-instruct-tools
 
 .PHONY: setup demo bench gpu-check test test-slow lint clean
 
@@ -30,7 +32,10 @@ $(STAMP): pyproject.toml
 $(MODEL)/config.json: $(STAMP)
 	$(PY) scripts/prepare_cpu_model.py --out $(MODEL)
 
-setup: $(STAMP) $(MODEL)/config.json
+$(TOOL_MODEL)/config.json: $(MODEL)/config.json
+	$(PY) scripts/prepare_tool_model.py --base $(MODEL) --out $(TOOL_MODEL)
+
+setup: $(STAMP) $(MODEL)/config.json $(TOOL_MODEL)/config.json
 
 demo: setup  ## the main job: eval, GRPO-train and re-eval the CPU model (200 problems; time: docs/demo.md#time)
 	$(PY) scripts/demo.py

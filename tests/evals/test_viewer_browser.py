@@ -177,3 +177,36 @@ def test_tool_rollouts_show_the_call_its_output_and_the_answer(tmp_path, needs_b
         scoring = screen.saw(open_tab(page, "Scoring", "train_correctness"), "scoring")
         assert shows(scoring, "391")
         screen.assert_no_nan()
+
+
+@pytest.mark.slow
+def test_a_real_cpu_tool_run_shows_the_policys_call_its_output_and_answer(tmp_path, needs_browser, needs_sandbox):
+    """One real GRPO step of configs/cpu-smollm2-tools.yaml (the warm-started CPU model, 1 prompt x 4 completions,
+    seeded; tests/helpers/tool_runs.py), then its rollout log on screen: a completion in which the policy called the
+    tool shows the call's code, the tool's output and the policy's own answer on the Messages tab, the call and its
+    output in the Transcript, and the reward on Scoring."""
+    from inspect_ai.log import read_eval_log
+
+    from tests.helpers.tool_runs import TOOLS_CONFIG, executed_calls, prepare_tool_model, train_tool_run
+    from train.config import parse_config
+    from train.config.tool_checks import tool_limits
+
+    prepare_tool_model()
+    result = train_tool_run(tmp_path / "run")
+    (path,) = [Path(p) for p in result["rollout_logs"]]
+    log = read_eval_log(str(path))
+    calls = executed_calls(log, tool_limits(parse_config(["--config", TOOLS_CONFIG])[0]))
+    call = next((c for c in calls if "ANSWER:" in c.answer), None)
+    assert call is not None, f"no executed call followed by an ANSWER line: {calls}"
+    answer_line = next(line for line in call.answer.splitlines() if line.startswith("ANSWER:"))
+    with view_check.inspect_view(path.parent) as url, view_check.browser_page() as page:
+        screen = Screen(page, "tool-run", SHOTS)
+        screen.saw(open_log(page, url, path.name, "mean"), "list")
+        screen.saw(open_sample(page, call.sample_id, call.epoch), "sample")
+        shown_call = f"python {call.code} {call.output.strip()}"  # the call's code, then the tool's output under it
+        messages = screen.saw(open_tab(page, "Messages", shown_call, answer_line), "messages")
+        assert shows(messages, f"{shown_call} assistant") and shows(messages, call.answer)  # then the policy's turn
+        screen.saw(open_tab(page, "Transcript", f"tool: python {shown_call}"), "transcript")
+        scoring = screen.saw(open_tab(page, "Scoring", "train_correctness"), "scoring")
+        assert shows(scoring, answer_line.removeprefix("ANSWER:").strip())
+        screen.assert_no_nan()

@@ -1,37 +1,36 @@
 """Real GRPO steps on CPU with the python tool, through both generation paths the tool supports: transformers and
-the colocated adapter engine (vLLM's CPU build). One tiny setup for both (1 step, 2 completions, 48 tokens).
+the colocated adapter engine (vLLM's CPU build). One tiny seeded setup for both (1 step, 1 prompt x 4 completions,
+64 tokens; tests/helpers/tool_runs.py), from the warm-started CPU tool model (scripts/prepare_tool_model.py).
 
-Slow (each path loads the model; the vLLM one starts an engine): minutes on 2 cores. Whether the 135M model calls
-the tool in one step is up to sampling; the tool's own behaviour, grading and logging are tested with fixed
-transcripts in tests/tools/."""
+Slow (each path loads the model; the vLLM one starts an engine): minutes on 2 cores. Each run's rollout log must
+show the policy's own executed tool call: an assistant turn calling ``python``, then the tool message holding what
+the tool really returns for that code, then the policy's own answer."""
 
 import json
 
 import pytest
 from inspect_ai.log import read_eval_log
 
-from tests.helpers import REPO
+from rewards import grade
+from tests.helpers.tool_runs import (
+    TOOLS_CONFIG,
+    executed_calls,
+    prepare_tool_model,
+    train_tool_run,
+    warm_start_problem_ids,
+)
 from train.config import parse_config
-from train.grpo import main
-
-TOOLS_CONFIG = str(REPO / "configs" / "cpu-smollm2-tools.yaml")
-TINY = [
-    "--max_steps", "1", "--save_steps", "1", "--per_device_train_batch_size", "2", "--num_generations", "2",
-    "--max_completion_length", "48", "--dataset_size", "4", "--temperature", "1.0",
-]  # fmt: skip
+from train.config.tool_checks import tool_limits
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_sandbox")]
 
 
 @pytest.mark.parametrize("path", ["transformers", "vllm"])
-def test_a_tool_run_trains_a_step_and_logs_its_tool_metrics(tmp_path, cpu_model, path, request):
+def test_a_tool_run_executes_the_policys_own_calls_and_logs_them(tmp_path, path, request):
     if path == "vllm":
         request.getfixturevalue("needs_vllm")  # skip without vLLM's CPU build (a failure in CI)
-    extra = ["--use_vllm", "true"] if path == "vllm" else []
-    script_args, training_args, model_args = parse_config(
-        ["--config", TOOLS_CONFIG, "--output_dir", str(tmp_path / "run"), *TINY, *extra]
-    )
-    result = main(script_args, training_args, model_args)
+    prepare_tool_model()
+    result = train_tool_run(tmp_path / "run", *(["--use_vllm", "true"] if path == "vllm" else []))
     (step,) = [e for e in result["log_history"] if "grad_norm" in e]
     for key in (
         "tools/call_frequency",
@@ -43,8 +42,16 @@ def test_a_tool_run_trains_a_step_and_logs_its_tool_metrics(tmp_path, cpu_model,
     if path == "vllm":
         assert "sampling/sampling_logp_difference/mean" in step  # the rollouts came from vLLM
     run = tmp_path / "run"
-    assert json.loads((run / "run.json").read_text())["config"]["script"]["tools"] == ["python"]
+    config = json.loads((run / "run.json").read_text())["config"]
+    assert config["script"]["tools"] == ["python"]
     (log,) = [read_eval_log(str(p)) for p in sorted((run / "rollouts").glob("*.eval"))]
     prompt = log.samples[0].messages
     assert any(m.role == "tool" and m.text == "3\n" for m in prompt)  # the worked example's call and result
     assert "python tool" in prompt[0].text
+    limits = tool_limits(parse_config(["--config", TOOLS_CONFIG])[0])
+    calls = executed_calls(log, limits)
+    assert calls, f"no executed tool call in the policy's turns: {[s.output.completion for s in log.samples]}"
+    assert not {s.id.split("@")[0] for s in log.samples} & warm_start_problem_ids()  # a problem it was not tuned on
+    assert step["tools/calls_per_rollout"] > 0
+    target = log.samples[0].target
+    assert any(grade(call.answer, str(target)).answer is not None for call in calls), calls  # an ANSWER after a call

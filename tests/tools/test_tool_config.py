@@ -31,6 +31,7 @@ def test_the_cpu_tools_config_validates():
 @needs_model
 def test_a_template_that_cannot_call_tools_is_refused_before_loading(needs_sandbox):
     script_args, training_args, model_args = parse()
+    model_args.model_name_or_path = str(MODEL)  # the base model (the config's is the warm start, with a tool template)
     script_args.tool_chat_template = None  # SmolLM2's own template: no tool section
     with pytest.raises(ConfigError, match=r"cannot write a tool call.*tool_chat_template: chatml_tools"):
         check_tools(script_args, training_args, model_args)

@@ -22,6 +22,8 @@ from train.engines.choice import Engine, rollout_engine
 TOOL_NAMES = (TOOL_NAME,)
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "chat_templates"
 SHIPPED_TEMPLATES = {"chatml_tools": TEMPLATE_DIR / "chatml_tools.jinja"}
+# the CPU model after the tool-format warm start (scripts/prepare_tool_model.py, `make setup`): the CPU tool config's
+TOOL_MODEL_NAME = "smollm2-135m-instruct-tools"
 
 TOOL_BOUNDS = (
     Bound("tool_timeout_s", lambda v: finite_number(v) and 0 < v <= 600, "in (0, 600] (seconds per call)"),

@@ -32,7 +32,7 @@ from train.config.distributed_checks import check_distributed
 from train.config.lora_checks import check_lora
 from train.config.machine_checks import check_machine
 from train.config.share_base_checks import check_share_base
-from train.config.tool_checks import check_tools
+from train.config.tool_checks import TOOL_MODEL_NAME, check_tools
 from train.engines.choice import Engine, rollout_engine
 from train.guards.sampling import biased_correction
 
@@ -204,10 +204,14 @@ def check_model_and_resume(training_args, model_args) -> None:
         raise ConfigError("model_name_or_path is required (a local checkpoint directory or a Hub model id).")
     path = model_args.model_name_or_path
     if (path.startswith((".", "/", "models/")) or Path(path).exists()) and not Path(path, "config.json").is_file():
-        raise ConfigError(
-            f"model_name_or_path: {path} is not a checkpoint directory (no config.json). For the CPU default run "
-            "`python scripts/prepare_cpu_model.py` (or `make setup`) first."
-        )
+        if Path(path).name == TOOL_MODEL_NAME:
+            how = (
+                "It is the CPU model after the tool-format warm start: run `make setup` (or `python "
+                "scripts/prepare_cpu_model.py`, then `python scripts/prepare_tool_model.py`) first."
+            )
+        else:
+            how = "For the CPU default run `python scripts/prepare_cpu_model.py` (or `make setup`) first."
+        raise ConfigError(f"model_name_or_path: {path} is not a checkpoint directory (no config.json). {how}")
 
 
 def check_servers(script_args: ScriptArguments, training_args, model_args) -> None:

@@ -1,0 +1,59 @@
+"""Make the CPU tool model: the CPU model after a short SFT on the python tool's call format (the warm start).
+
+    python scripts/prepare_tool_model.py [--base models/smollm2-135m-instruct] [--out models/smollm2-135m-instruct-tools]
+
+SmolLM2-135M-Instruct never writes a tool call TRL can run; configs/cpu-smollm2-tools.yaml trains from this
+checkpoint instead (docs/tool-use.md#the-warm-start). The transcripts come from the config's own training
+problems and prompt; the SFT is ``train/tool_warm_start.py`` (TRL's SFTTrainer), seeded. Idempotent: an
+existing checkpoint is kept. ``make setup`` runs it after scripts/prepare_cpu_model.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+DEFAULT_BASE = Path("models/smollm2-135m-instruct")
+DEFAULT_OUT = Path("models/smollm2-135m-instruct-tools")
+DEFAULT_CONFIG = REPO / "configs" / "cpu-smollm2-tools.yaml"
+
+
+def main() -> int:
+    from train.tool_warm_start import MARKER, WarmStartSettings
+
+    defaults = WarmStartSettings()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", type=Path, default=DEFAULT_BASE, help="the checkpoint to fine-tune")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="the tool config whose prompt and data to use")
+    parser.add_argument("--examples", type=int, default=defaults.examples, help="transcripts (training problems)")
+    parser.add_argument("--epochs", type=int, default=defaults.epochs)
+    parser.add_argument("--batch_size", type=int, default=defaults.batch_size)
+    parser.add_argument("--learning_rate", type=float, default=defaults.learning_rate)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    args = parser.parse_args()
+    if (args.out / MARKER).is_file():
+        print(f"{args.out} already prepared")
+        return 0
+    if not (args.base / "config.json").is_file():
+        sys.exit(f"{args.base} is not a checkpoint (no config.json): run `python scripts/prepare_cpu_model.py` first")
+
+    from train.config import parse_config
+    from train.tool_warm_start import warm_start
+
+    script_args, _, _ = parse_config(["--config", args.config])
+    settings = WarmStartSettings(args.examples, args.epochs, args.batch_size, args.learning_rate, args.seed)
+    summary = warm_start(args.base, args.out, script_args, settings)
+    print(
+        f"wrote {args.out}: {summary['examples']} transcripts, {summary['steps']} steps, "
+        f"train loss {summary['train_loss']}, {summary['seconds']:.0f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
