@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = {"plain": REPO / "configs" / "cpu-smollm2.yaml", "tools": REPO / "configs" / "cpu-smollm2-tools.yaml"}
 SHARED = [
-    "--per_device_train_batch_size", "4", "--num_generations", "4", "--max_completion_length", "64",
+    "--per_device_train_batch_size", "4", "--num_generations", "4", "--max_completion_length", "96",
     "--save_steps", "1000", "--log_rollouts", "false", "--report_to", "none",
 ]  # fmt: skip
 
