@@ -369,7 +369,7 @@ def test_a_runs_tool_setting_is_read_from_run_json(tmp_path, tokenizer):
         assert (api and api.tool_turns.setting) == expected
 
 
-SETTING_OF_THE_CPU_TOOL_CONFIG = ToolSetting(ToolLimits(5.0, 512, 500, 2), rounds=3, tool_chat_template="chatml_tools")
+SETTING_OF_THE_CPU_TOOL_CONFIG = ToolSetting(ToolLimits(10.0, 512, 2000, 4), rounds=5, tool_chat_template="chatml_tools")
 
 
 @pytest.mark.slow
@@ -390,10 +390,7 @@ def test_a_tool_trained_checkpoint_is_evaluated_with_the_training_tool_turns(too
         max_tokens=8,
         operations="add",
         max_value=5,
-        tools=True,
-        tool_max_calls=2,
-        tool_output_chars=500,
-        tool_timeout_s=script_args.tool_timeout_s,
+        tools=True,  # the task's default tool limits: the CPU tool config trains with them
     )
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
