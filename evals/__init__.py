@@ -21,6 +21,10 @@ providers, and the tools that re-score and audit logs.
 - ``eval_pairs``: per-problem outcomes of two Inspect logs, checked to be the same problems, compared with ``paired``
 - ``policy_model``: the model provider ``verigrpo-policy``: a model object in memory (the policy a training run's
   held-out evals score), greedy, in batches fixed before the eval starts
+- ``tool_turns``: a tool-trained policy's turns as training feeds them (TRL's schema, ids, parser, rounds and
+  budget), shared by ``policy_model`` and ``checkpoint_model``
+- ``model_info``: registers our providers' model info with Inspect, so its model-info lookup never builds (and loads)
+  a provider a second time
 - ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``registry_alias``, ``EvalScorer``,
   ``EvalMetricDefinition``)
 - ``view_check``: read logs as a person does: ``inspect view`` in headless Chromium (tests, the README's screenshot)
