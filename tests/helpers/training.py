@@ -2,11 +2,14 @@
 and what an adapter engine needs to be built without vLLM or a process group; a tiny architecture (config.json
 only) for the checks that resolve LoRA targets before loading."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import rewards
-from tests.helpers import CPU_CONFIG
+from tests.helpers import CPU_CONFIG, REPO
 from train.config import parse_config
 from train.grpo import main
 
@@ -24,6 +27,26 @@ def tiny_run(output_dir: Path, *extra: str):
         + ["--reward_weights", "1.0", "0.0", "0.0", "--temperature", "1.0", *extra]
     )
     return main(script_args, training_args, model_args)
+
+
+# a subprocess run's rewards: the learnable length_parity alone (the verifier's rewards logged, weighed 0)
+LENGTH_PARITY_REWARDS = [
+    "--reward_funcs",
+    "length_parity",
+    "correctness",
+    "format",
+    "--reward_weights",
+    "1.0",
+    "0.0",
+    "0.0",
+]
+
+
+def run_script(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """``python <argv>`` from the repo root, this checkout first on the path, unbuffered, output captured: a run in its
+    own process (a vLLM engine, an exit code and stderr the test reads)."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def fake_accelerator(main: bool = True) -> SimpleNamespace:

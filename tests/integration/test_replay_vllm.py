@@ -5,16 +5,12 @@ The run trains in a subprocess (vLLM initialises torch.distributed and binds thr
 replay builds the trainer with the engine off, here in the test's process.
 """
 
-import os
-import subprocess
-import sys
-
 import pytest
 import torch
 
 import rewards
-from tests.helpers import CPU_CONFIG, REPO
-from tests.helpers.training import length_parity
+from tests.helpers import CPU_CONFIG
+from tests.helpers.training import LENGTH_PARITY_REWARDS, length_parity, run_script
 from train.replay import main
 
 
@@ -31,10 +27,9 @@ def test_a_vllm_run_replays_exactly_without_an_engine(tmp_path, monkeypatch, cap
         "tests/helpers/length_parity_run.py", "--config", CPU_CONFIG, "--use_vllm", "true", "--max_steps", "2",
         "--output_dir", str(out), "--save_steps", "1", "--per_device_train_batch_size", "4", "--num_generations", "4",
         "--max_completion_length", "24", "--dataset_size", "16", "--temperature", "1.0", "--log_replay_batches", "true",
-        "--reward_funcs", "length_parity", "correctness", "format", "--reward_weights", "1.0", "0.0", "0.0",
+        *LENGTH_PARITY_REWARDS,
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True, timeout=1500, env=env)
+    result = run_script(argv, timeout=1500)
     assert result.returncode == 0, result.stderr[-4000:]
     entries = torch.load(out / "replay" / "step-000002.pt", weights_only=False)
     ratios = torch.cat([entry["inputs"]["importance_sampling_ratio"].flatten() for entry in entries])

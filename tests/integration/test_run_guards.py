@@ -4,13 +4,11 @@ Real runs in subprocesses: vLLM initialises torch.distributed and binds threads 
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from tests.helpers import REPO
+from tests.helpers.training import LENGTH_PARITY_REWARDS, run_script
 from train.guards.on_policy import BAND_METRIC, GAP_METRIC
 
 CPU_VLLM_CONFIG = str(REPO / "configs" / "cpu-smollm2-vllm.yaml")
@@ -35,10 +33,9 @@ def test_a_stale_adapter_stops_the_run_at_the_first_check_and_skews_the_importan
         "tests/helpers/stale_adapter_run.py", "--config", CPU_VLLM_CONFIG, *FP32, "--max_steps", "4",
         "--on_policy_check_steps", "2", "--output_dir", str(out), "--save_steps", "1",
         "--max_completion_length", "24", "--dataset_size", "16", "--temperature", "1.0", "--log_rollouts", "false",
-        "--reward_funcs", "length_parity", "correctness", "format", "--reward_weights", "1.0", "0.0", "0.0",
+        *LENGTH_PARITY_REWARDS,
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True, timeout=1200, env=env)
+    result = run_script(argv, timeout=1200)
     assert result.returncode == 4, result.stderr[-4000:]
     assert "the on-policy guard stopped the run at step 2" in result.stderr
     assert "on_policy_check_steps: 0" in result.stderr  # the key that turns it off

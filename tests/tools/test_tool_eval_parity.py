@@ -369,7 +369,9 @@ def test_a_runs_tool_setting_is_read_from_run_json(tmp_path, tokenizer):
         assert (api and api.tool_turns.setting) == expected
 
 
-SETTING_OF_THE_CPU_TOOL_CONFIG = ToolSetting(ToolLimits(10.0, 512, 2000, 4), rounds=5, tool_chat_template="chatml_tools")
+SETTING_OF_THE_CPU_TOOL_CONFIG = ToolSetting(
+    ToolLimits(10.0, 512, 2000, 4), rounds=5, tool_chat_template="chatml_tools"
+)
 
 
 @pytest.mark.slow
