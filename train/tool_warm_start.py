@@ -36,7 +36,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from problems.math_data import MathProblem
-from problems.python_tool import TOOL_NAME
+from rewards.math.answer_format import tool_call_turns
 
 TRAINING_TEMPLATE = Path(__file__).resolve().parent / "chat_templates" / "chatml_tools_training.jinja"
 MARKER = "verigrpo_warm_start.json"
@@ -73,28 +73,15 @@ def tool_code(problem: MathProblem) -> str:
     return f"print({expression})"
 
 
-def tool_call(code: str) -> dict:
-    """An assistant tool call in the chat format of TRL and transformers (as ``build_messages`` writes one)."""
-    return {"type": "function", "function": {"name": TOOL_NAME, "arguments": {"code": code}}}
-
-
 def build_transcript(problem: MathProblem, environment) -> list[dict]:
-    """The completion: the call, the tool's real result (``environment``: a ``PythonToolEnvironment``), the answer."""
+    """The completion: the call, the tool's real result (``environment``: a ``PythonToolEnvironment``), the answer,
+    in the worked example's shape (``rewards.math.answer_format.tool_call_turns``)."""
     code = tool_code(problem)
     environment.reset()
     result = asyncio.run(environment.python(code=code))
     if result != f"{problem.answer}\n":
         raise ValueError(f"{problem.id}: {code} printed {result!r}, not the reference answer {problem.answer!r}")
-    return [
-        {"role": "assistant", "content": "", "tool_calls": [tool_call(code)]},
-        {"role": "tool", "name": TOOL_NAME, "content": result},
-        {"role": "assistant", "content": final_reply(result)},
-    ]
-
-
-def final_reply(result: str) -> str:
-    """The assistant's own last turn after the tool printed ``result``: ``TOOL_WORKED_EXAMPLE``'s reply."""
-    return f"The tool printed {result.strip()}.\nANSWER: {result.strip()}"
+    return tool_call_turns(code, result)
 
 
 def warm_start_config(script_args, examples: int):

@@ -71,19 +71,32 @@ WORKED_EXAMPLES: tuple[tuple[str, str], ...] = (
 )
 
 
-# With the tool, the first worked example shows a call (the chat format of TRL and transformers: an assistant turn
-# with ``tool_calls``, then the tool's result) and the answer written by the model itself. ``result`` is exactly
-# what problems/python_tool.py returns for ``code`` (tests/tools/test_tool_config.py runs it).
-TOOL_WORKED_EXAMPLE = {"code": "print(2 + 1)", "result": "3\n", "reply": "The tool printed 3.\nANSWER: 3"}
+def tool_reply(result: str) -> str:
+    """The model's own last turn after the tool printed ``result``: it states the answer itself."""
+    return f"The tool printed {result.strip()}.\nANSWER: {result.strip()}"
+
+
+def tool_call_turns(code: str, result: str) -> list[dict]:
+    """One call and its answer in the chat format of TRL and transformers: an assistant turn with ``tool_calls``
+    (``python`` running ``code``), the tool's ``result``, then ``tool_reply``. The worked example and the tool
+    warm start's transcripts (train/tool_warm_start.py) are both this shape."""
+    call = {"type": "function", "function": {"name": "python", "arguments": {"code": code}}}
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "name": "python", "content": result},
+        {"role": "assistant", "content": tool_reply(result)},
+    ]
+
+
+# With the tool, the first worked example shows a call and the answer written by the model itself. ``result`` is
+# exactly what problems/python_tool.py returns for ``code`` (tests/tools/test_tool_config.py runs it).
+TOOL_WORKED_EXAMPLE = {"code": "print(2 + 1)", "result": "3\n", "reply": tool_reply("3\n")}
 
 
 def _tool_example_turns(question: str) -> list[dict]:
-    call = {"type": "function", "function": {"name": "python", "arguments": {"code": TOOL_WORKED_EXAMPLE["code"]}}}
     return [
         {"role": "user", "content": question},
-        {"role": "assistant", "content": "", "tool_calls": [call]},
-        {"role": "tool", "name": "python", "content": TOOL_WORKED_EXAMPLE["result"]},
-        {"role": "assistant", "content": TOOL_WORKED_EXAMPLE["reply"]},
+        *tool_call_turns(TOOL_WORKED_EXAMPLE["code"], TOOL_WORKED_EXAMPLE["result"]),
     ]
 
 

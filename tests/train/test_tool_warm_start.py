@@ -21,7 +21,6 @@ from train.tool_warm_start import (
     TRAINING_TEMPLATE,
     WarmStartSettings,
     build_transcript,
-    final_reply,
     tool_code,
     warm_start_problems,
     warm_start_rows,
@@ -80,8 +79,8 @@ def test_a_problem_that_is_not_procedural_arithmetic_is_refused():
         )
 
 
-def test_the_final_reply_is_the_worked_examples():
-    assert final_reply(TOOL_WORKED_EXAMPLE["result"]) == TOOL_WORKED_EXAMPLE["reply"]
+def test_the_worked_example_states_its_answer_itself():
+    assert TOOL_WORKED_EXAMPLE["reply"] == "The tool printed 3.\nANSWER: 3"
 
 
 def test_each_transcript_is_the_training_prompt_then_call_result_answer(config, rows):
