@@ -3,7 +3,7 @@ installs into a fresh virtual environment and works from outside the checkout, a
 names exists (a moved test must not leave a pointer to nowhere)."""
 
 import re
-import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -12,6 +12,7 @@ from pathlib import Path
 import tomllib
 
 from tests.helpers import REPO, SOURCE_PACKAGES
+from tests.helpers.source_copy import copy_sources
 
 PLUGIN_DIR = "evals/inspect_plugin"  # installed as the top-level package `verigrpo` (see its docstring)
 
@@ -76,11 +77,7 @@ def test_the_wheel_installs_and_works_outside_the_checkout(tmp_path):
     """Build the wheel, install it (no deps) into a fresh venv whose dependencies are this environment's (a .pth to
     its site-packages, so torch is not installed again), then from a directory outside the checkout: import every
     package, the two entry points' --help and Inspect's view of the installed tasks and registered names."""
-    source = tmp_path / "src"  # build from a copy: setuptools writes build/ and *.egg-info next to the sources
-    ignore = shutil.ignore_patterns(
-        ".venv", ".git", "models", "runs", "logs", "build", "*.egg-info", "__pycache__", ".cache", "tests", "docs"
-    )
-    shutil.copytree(REPO, source, ignore=ignore)
+    source = copy_sources(REPO, tmp_path / "src", leave_out=("tests", "docs"))
     wheels = tmp_path / "wheels"
     pip = [sys.executable, "-m", "pip"]
     run = dict(capture_output=True, text=True, timeout=600)
@@ -123,3 +120,27 @@ def test_the_wheel_installs_and_works_outside_the_checkout(tmp_path):
         "evals/domain_task.py@domain_verified",
         "evals/math_task.py@math_verified",
     ]
+
+
+def test_the_build_copy_takes_what_git_ships_and_skips_sockets(tmp_path):
+    """In CI, XDG_DATA_HOME is inside the checkout and Inspect keeps control sockets there while an eval runs; a
+    copy of the working tree failed on them (shutil cannot copy a socket). The copy takes tracked and untracked,
+    not ignored, files only."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / ".local" / "share").mkdir(parents=True)
+    (repo / ".gitignore").write_text(".local/\n")
+    (repo / "pkg" / "tracked.py").write_text("x = 1\n")
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    subprocess.run(["git", "-C", repo, "add", "."], check=True)
+    (repo / "pkg" / "new.py").write_text("y = 2\n")  # not yet added: a build from the working tree includes it
+    (repo / "tests").mkdir()
+    (repo / "tests" / "t.py").write_text("")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(repo / ".local" / "share" / "control.sock"))
+    try:
+        copied = copy_sources(repo, tmp_path / "copy", leave_out=("tests",))
+    finally:
+        listener.close()
+    files = sorted(str(p.relative_to(copied)) for p in copied.rglob("*") if p.is_file())
+    assert files == [".gitignore", "pkg/new.py", "pkg/tracked.py"]

@@ -4,7 +4,6 @@ warning when a checkpoint was trained with another verifier."""
 import asyncio
 import json
 import math
-import shutil
 import subprocess
 import sys
 
@@ -24,6 +23,7 @@ from evals.math_task import math_verified, record_to_sample
 from problems.math_data import MathProblem
 from rewards import correctness
 from tests.helpers import BIN, REPO
+from tests.helpers.source_copy import copy_sources
 
 # --- one function: the scorer's verifier is the reward's verifier ---
 
@@ -180,11 +180,7 @@ def test_rescore_crude_log_with_our_scorer_from_outside_the_repo(tmp_path, mock_
 def test_registered_scorer_name_after_a_regular_install(tmp_path):
     """`pip install .` (not -e) puts the packages in site-packages; the name must not change."""
     site = tmp_path / "venv" / "site-packages"
-    source = tmp_path / "src"  # build from a copy: setuptools writes build/ next to the sources
-    ignore = shutil.ignore_patterns(
-        ".venv", ".git", "models", "runs", "logs", "build", "*.egg-info", "__pycache__", ".cache"
-    )
-    shutil.copytree(REPO, source, ignore=ignore)
+    source = copy_sources(REPO, tmp_path / "src")
     build = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q", "--target", site, source],
         capture_output=True,
