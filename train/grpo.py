@@ -75,7 +75,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
         script_args,
         training_args,
         model_args,
-        prompt_tokens=lambda: _longest_prompt(train_dataset, model_args, training_args),
+        prompt_tokens=lambda: _longest_prompt(train_dataset, script_args, model_args, training_args),
     )
 
     # start the verifier's symbolic workers now, while the model loads, not inside the first reward call;
@@ -120,10 +120,16 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     return trainer, recorder, manifest
 
 
-def _longest_prompt(dataset, model_args, training_args) -> int:
+def _longest_prompt(dataset, script_args, model_args, training_args) -> int:
     from train.engines.server import longest_prompt_tokens
 
-    return longest_prompt_tokens(dataset, model_args, training_args.trust_remote_code)
+    if not script_args.tools:
+        return longest_prompt_tokens(dataset, model_args, training_args.trust_remote_code)
+    from train.config.tool_checks import tool_limits, tool_tokenizer
+    from train.tools import tool_schemas
+
+    tokenizer = tool_tokenizer(script_args, model_args, training_args)
+    return longest_prompt_tokens(dataset, model_args, tokenizer=tokenizer, tools=tool_schemas(tool_limits(script_args)))
 
 
 def _held_out_eval(script_args, training_args):

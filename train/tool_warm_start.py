@@ -99,22 +99,15 @@ def warm_start_problems(script_args, examples: int) -> list[MathProblem]:
     return load_training_problems(warm_start_config(script_args, examples))
 
 
-def tool_schemas(environment) -> list[dict]:
-    """The JSON schema of each tool, as ``apply_chat_template`` renders the environment's methods GRPOTrainer passes."""
-    from transformers.utils import get_json_schema
-
-    return [get_json_schema(environment.python)]
-
-
 def warm_start_rows(script_args, examples: int) -> list[dict]:
     """SFTTrainer prompt-completion rows: ``prompt`` (the training prompt), ``completion`` (the transcript), ``tools``
     (JSON schemas as a JSON string: TRL reads either), ``answer`` and ``id``."""
     from problems.domains import MATH
     from train.config.tool_checks import tool_limits
-    from train.tools import PythonToolEnvironment
+    from train.tools import PythonToolEnvironment, tool_schemas
 
     environment = PythonToolEnvironment(tool_limits(script_args))
-    tools = json.dumps(tool_schemas(environment))
+    tools = json.dumps(tool_schemas(tool_limits(script_args)))
     rows = []
     for problem in warm_start_problems(script_args, examples):
         row = MATH.tool_row(problem, script_args.num_shots)

@@ -77,6 +77,14 @@ def environment_factory(limits: ToolLimits):
     return factory
 
 
+def tool_schemas(limits: ToolLimits) -> list[dict]:
+    """The JSON schema of each tool, as ``apply_chat_template`` renders the environment methods GRPOTrainer passes
+    (the warm start's transcripts and the server length check render prompts with them)."""
+    from transformers.utils import get_json_schema
+
+    return [get_json_schema(PythonToolEnvironment(limits).python)]
+
+
 def tool_metrics(environments) -> dict[str, float]:
     """Per-step metrics from one batch's environments; raises the sandbox's own failure if one happened."""
     sessions = []

@@ -26,16 +26,22 @@ SERVER_ENV = {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_CPU_KVCACHE_SPAC
 
 
 def server_command(
-    port: int, python: str = "python", four_bit: bool = False, logprobs_mode: str | None = "processed_logprobs"
+    port: int,
+    python: str = "python",
+    four_bit: bool = False,
+    logprobs_mode: str | None = "processed_logprobs",
+    model: str = MODEL,
+    max_model_len: int = 512,
 ) -> list[str]:
     """fp32 by default; ``four_bit``: vLLM quantizes the base in flight (bitsandbytes works in bf16 on CPU);
-    ``logprobs_mode=None`` leaves the flag out (vLLM's default, raw_logprobs: a misconfigured server)."""
+    ``logprobs_mode=None`` leaves the flag out (vLLM's default, raw_logprobs: a misconfigured server); ``model`` and
+    ``max_model_len``: another base (the tool model) and room for longer sequences (a tool run's)."""
     precision = ["--dtype", "bfloat16", "--quantization", "bitsandbytes"] if four_bit else ["--dtype", "float32"]
     mode = ["--logprobs-mode", logprobs_mode] if logprobs_mode else []
     return [
-        python, "-m", "vllm.entrypoints.openai.api_server", "--model", MODEL, "--host", "127.0.0.1",
+        python, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--host", "127.0.0.1",
         "--port", str(port), *precision, "--enable-lora", "--max-lora-rank", "16", "--max-loras", "2",
-        "--max-model-len", "512", *mode,
+        "--max-model-len", str(max_model_len), *mode,
     ]  # fmt: skip
 
 
@@ -48,9 +54,15 @@ def free_port() -> int:
 
 class VLLMServerProcess:
     def __init__(
-        self, log_path: Path, four_bit: bool = False, logprobs_mode: str | None = "processed_logprobs"
+        self,
+        log_path: Path,
+        four_bit: bool = False,
+        logprobs_mode: str | None = "processed_logprobs",
+        model: str = MODEL,
+        max_model_len: int = 512,
     ) -> None:
         self.four_bit, self.logprobs_mode = four_bit, logprobs_mode
+        self.model, self.max_model_len = model, max_model_len
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
@@ -75,7 +87,9 @@ class VLLMServerProcess:
         started = time.monotonic()
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                server_command(self.port, sys.executable, self.four_bit, self.logprobs_mode),
+                server_command(
+                    self.port, sys.executable, self.four_bit, self.logprobs_mode, self.model, self.max_model_len
+                ),
                 cwd=REPO,
                 env=env,
                 stdout=log,

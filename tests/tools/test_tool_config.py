@@ -43,7 +43,6 @@ def test_a_template_that_cannot_call_tools_is_refused_before_loading(needs_sandb
         (["--tools", "shell"], r"unknown tool\(s\) \['shell'\]"),
         (["--tool_max_calls", "0"], r"tool_max_calls must be >= 1"),
         (["--tool_timeout_s", "0"], r"tool_timeout_s must be in \(0, 600\]"),
-        (["--use_vllm", "true", "--vllm_mode", "server"], r"vllm_mode: server is not supported"),
         (["--use_vllm", "true", "--use_peft", "false", "--load_in_4bit", "false"], r"needs use_peft: true"),
         (["--dataset", "code", "--reward_funcs", "code_tests", "--num_shots", "0"], r"\(code\) has no prompt"),
     ],
@@ -51,6 +50,23 @@ def test_a_template_that_cannot_call_tools_is_refused_before_loading(needs_sandb
 def test_tool_runs_that_cannot_work_are_refused_with_the_reason(overrides, message, needs_sandbox):
     script_args, training_args, model_args = parse(*overrides)
     with pytest.raises(ConfigError, match=message):
+        check_tools(script_args, training_args, model_args)
+
+
+@needs_model
+def test_a_tool_run_through_one_process_and_vllm_servers_validates(needs_sandbox):
+    """TRL's tool loop runs against servers (the server engine's requests take token ids, a later turn's included);
+    the servers' --max-model-len is checked when the servers answer (tests/train/engines/test_server_engine.py)."""
+    script_args, training_args, model_args = parse("--use_vllm", "true", "--vllm_mode", "server")
+    check_tools(script_args, training_args, model_args)
+
+
+def test_a_tool_run_through_vllm_servers_from_several_processes_is_refused(needs_sandbox, monkeypatch):
+    """Server-mode generation gathers every process's prompts on the main one: a collective; the tool loop calls it
+    only on processes with a pending call, so a multi-process tool run would wait until ddp_timeout."""
+    script_args, training_args, model_args = parse("--use_vllm", "true", "--vllm_mode", "server")
+    monkeypatch.setenv("WORLD_SIZE", "2")  # after parsing: transformers would start torch.distributed from it
+    with pytest.raises(ConfigError, match=r"vllm_mode: server and 2 training processes would hang.*one process"):
         check_tools(script_args, training_args, model_args)
 
 

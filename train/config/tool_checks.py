@@ -44,7 +44,7 @@ def tool_limits(script_args) -> ToolLimits:
 
 def check_tools(script_args, training_args, model_args) -> None:
     """Refuse, before loading weights, a tool run that cannot work: unknown tool, a domain without a tool prompt,
-    no sandbox, an engine the tool loop has not run on, a chat template that cannot call tools. Held-out evals
+    no sandbox, an engine the tool loop has not run on or cannot run on, a chat template that cannot call tools. Held-out evals
     run with the tool (train/artifacts/held_out.py), so they need nothing more."""
     if not script_args.tools:
         if script_args.tool_chat_template:
@@ -68,11 +68,17 @@ def check_tools(script_args, training_args, model_args) -> None:
             f"tools: the python tool runs in the bubblewrap sandbox, which is unavailable here: {problem}"
         )
     if training_args.use_vllm and training_args.vllm_mode == "server":
-        raise ConfigError(
-            "tools with vllm_mode: server is not supported: TRL's tool loop regenerates each rollout turn by turn, "
-            "and this project has not run that loop against vLLM servers (its adapter server engine's per-request "
-            "adapter and its context check assume one turn). Use `vllm_mode: colocate` or `use_vllm: false`."
-        )
+        from train.config.distributed_checks import launch_from_env
+
+        processes = launch_from_env(training_args=training_args).world_size
+        if processes > 1:
+            raise ConfigError(
+                f"tools with vllm_mode: server and {processes} training processes would hang: TRL's tool loop asks "
+                "the servers again only for the rollouts of this process that called a tool, and in server mode each "
+                "request is a collective of all processes (gathered on the main one, sliced back by equal shares), "
+                "so processes with different numbers of calls wait on each other until ddp_timeout. Train with one "
+                "process, or use `vllm_mode: colocate`."
+            )
     if rollout_engine(training_args, model_args) is Engine.NONE and training_args.use_vllm:
         raise ConfigError(
             "tools with use_vllm needs use_peft: true (the colocated adapter engine); TRL's own full-weight vLLM sync "

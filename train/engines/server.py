@@ -158,7 +158,7 @@ def check_servers(settings: ServerSettings, model_args, training_args, prompt_to
     try:
         if any(pool.max_model_len.values()):
             prompt = prompt_tokens() if prompt_tokens is not None else 0
-            pool.check_lengths(prompt, training_args.max_completion_length)
+            pool.check_lengths(prompt, training_args.max_completion_length, tool_turns=settings.tool_turns)
         probe = _write_probe_adapter(model_args, training_args.trust_remote_code, probe_dir)
         pool.check_servers(str(probe) if probe else None)
     finally:
@@ -171,22 +171,24 @@ def check_servers(settings: ServerSettings, model_args, training_args, prompt_to
                 break
 
 
-def longest_prompt_tokens(dataset, model_args, trust_remote_code: bool = False) -> int:
+def longest_prompt_tokens(dataset, model_args, trust_remote_code: bool = False, tokenizer=None, tools=None) -> int:
     """The longest prompt of ``dataset`` in tokens, as TRL renders it (the tokenizer's chat template with the
-    generation prompt, or the text itself): what a server's --max-model-len must hold besides the completion."""
-    from transformers import AutoTokenizer
+    generation prompt and, in a tool run, the tools' schemas; or the text itself): what a server's --max-model-len
+    must hold besides the completion. ``tokenizer``: the run's own (a tool run's carries its tool template)."""
+    if tokenizer is None:
+        from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(
-        model_args.model_name_or_path, revision=model_args.model_revision, trust_remote_code=trust_remote_code
-    )
+        tokenizer = AutoTokenizer.from_pretrained(
+            model_args.model_name_or_path, revision=model_args.model_revision, trust_remote_code=trust_remote_code
+        )
     longest = 0
     for prompt in dataset["prompt"]:
         if isinstance(prompt, str):
             ids = tokenizer(prompt)["input_ids"]
         else:
-            ids = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True, return_dict=True)[
-                "input_ids"
-            ]
+            ids = tokenizer.apply_chat_template(
+                prompt, tools=tools, add_generation_prompt=True, tokenize=True, return_dict=True
+            )["input_ids"]
         longest = max(longest, len(ids))
     return longest
 
@@ -237,4 +239,5 @@ def server_settings(script_args, training_args, model_args) -> ServerSettings:
         retries=script_args.vllm_server_retries,
         base_model=model_args.model_name_or_path,
         lora_rank=model_args.lora_r,
+        tool_turns=bool(script_args.tools),
     )

@@ -102,6 +102,7 @@ class ServerSettings:
     retries: int = 3  # extra attempts after a connection failure (never after a timeout or an HTTP error)
     base_model: str | None = None  # recorded, and compared with what each server serves
     lora_rank: int | None = None  # the adapter's rank: the servers' --max-lora-rank must hold it
+    tool_turns: bool = False  # a tool run: TRL's tool loop asks again after each tool result (check_lengths)
 
 
 def completion_payload(
@@ -404,17 +405,27 @@ class ServerPool:
                 f"{server_flags(self.settings.lora_rank)}."
             )
 
-    def check_lengths(self, prompt_tokens: int, completion_tokens: int) -> None:
-        """Every server's ``--max-model-len`` (from ``/v1/models``) holds the longest prompt plus
-        ``max_completion_length``; otherwise a rollout request fails mid-run (HTTP 400). Call after ``wait_until_ready``."""
-        needed = prompt_tokens + completion_tokens
+    def check_lengths(self, prompt_tokens: int, completion_tokens: int, tool_turns: bool = False) -> None:
+        """Every server's ``--max-model-len`` (from ``/v1/models``) holds the longest request; otherwise a rollout
+        request fails mid-run (HTTP 400). A request is the prompt and ``max_completion_length`` new tokens; in a tool
+        run (``tool_turns``) TRL's tool loop sends, after a tool result, the conversation so far (up to
+        ``max_completion_length`` past the prompt, results included) and asks for ``max_completion_length`` new tokens
+        again. Call after ``wait_until_ready``."""
+        budget = completion_tokens * (2 if tool_turns else 1)
+        needed = prompt_tokens + budget
         short = {url: n for url, n in self.max_model_len.items() if n is not None and n < needed}
         if short:
             url, limit = next(iter(short.items()))
             prompt = f"the longest prompt ({prompt_tokens} tokens) + " if prompt_tokens else ""
+            completion = (
+                f"2 x max_completion_length ({budget}: after a tool result TRL's tool loop sends up to "
+                f"max_completion_length tokens of conversation past the prompt and asks for {completion_tokens} more)"
+                if tool_turns
+                else f"max_completion_length ({completion_tokens})"
+            )
             raise ServerError(
                 f"vLLM server {url} holds at most {limit} tokens per sequence (--max-model-len {limit}) but this run "
-                f"needs {needed}: {prompt}max_completion_length ({completion_tokens}). Start it with "
+                f"needs {needed}: {prompt}{completion}. Start it with "
                 f"--max-model-len {needed} or more, or lower max_completion_length."
                 + (f" Also short: {', '.join(list(short)[1:])}." if len(short) > 1 else "")
             )

@@ -31,6 +31,7 @@ from train.engines.vllm_server_api import (
 )
 
 SERVER_CONFIG = "configs/cpu-smollm2-vllm-server.yaml"
+TOOLS_CONFIG = "configs/cpu-smollm2-tools.yaml"
 SAMPLING = dict(repetition_penalty=1.0, temperature=0.7, top_p=1.0, top_k=0, min_p=0.0, max_tokens=8, logprobs=0)
 
 
@@ -422,6 +423,64 @@ def test_a_server_that_cannot_hold_the_longest_sequence_is_refused(stubs, tmp_pa
             r"--max-model-len 88 or more",
         ):
             check_servers(settings, model_args, training_args, prompt_tokens=lambda: 40)
+
+
+def test_a_tool_run_needs_room_for_a_later_turn(stubs, tmp_path):
+    """After a tool result TRL's tool loop sends the conversation so far (up to max_completion_length past the
+    prompt) and asks for max_completion_length new tokens again: a tool run needs the prompt + 2 x 48 here."""
+    from train.engines.server import check_servers, server_settings
+
+    stub = stubs(max_model_len=128)
+    script_args, training_args, model_args = parse_config(
+        ["--config", TOOLS_CONFIG, "--use_vllm", "true", "--vllm_mode", "server", "--vllm_server_urls", stub.url,
+         "--max_completion_length", "48", "--output_dir", str(tmp_path / "run")]
+    )  # fmt: skip
+    settings = server_settings(script_args, training_args, model_args)
+    assert settings.tool_turns
+    plain = dataclasses.replace(settings, tool_turns=False)
+    pool = ServerPool(plain)
+    try:
+        pool.wait_until_ready(60)
+        pool.check_lengths(40, 48)  # 88 <= 128: one turn fits
+        with pytest.raises(
+            ServerError,
+            match=rf"vLLM server {stub.url} holds at most 128 tokens per sequence \(--max-model-len 128\) but this run "
+            r"needs 136: the longest prompt \(40 tokens\) \+ 2 x max_completion_length \(96: after a tool result "
+            r"TRL's tool loop sends up to max_completion_length tokens of conversation past the prompt and asks for "
+            r"48 more\)\. Start it with --max-model-len 136 or more",
+        ):
+            pool.check_lengths(40, 48, tool_turns=True)
+    finally:
+        pool.close()
+    with pytest.raises(ServerError, match=r"needs 136: the longest prompt \(40 tokens\) \+ 2 x"):
+        check_servers(settings, model_args, training_args, prompt_tokens=lambda: 40)
+
+
+def test_a_tool_runs_longest_prompt_counts_the_tool_schema_its_template_renders():
+    """A tool run's prompts are rendered with the tools' schemas by the run's tool template: the length the servers
+    must hold is counted the same way (train/grpo.py gives the run's tokenizer and schemas)."""
+    from train.config.tool_checks import tool_limits, tool_tokenizer
+    from train.data.rows import to_dataset
+    from train.engines.server import longest_prompt_tokens
+    from train.tools import tool_schemas
+
+    script_args, training_args, model_args = parse_config(["--config", TOOLS_CONFIG])
+    if not Path(model_args.model_name_or_path, "tokenizer_config.json").is_file():
+        pytest.skip("the warm-started CPU tool model is needed (make setup)")
+    from train.data.rows import load_training_problems
+
+    dataset = to_dataset(load_training_problems(script_args)[:3], script_args.num_shots, tools=True)
+    tokenizer = tool_tokenizer(script_args, model_args, training_args)
+    schemas = tool_schemas(tool_limits(script_args))
+    rendered = [
+        tokenizer.apply_chat_template(p, tools=schemas, add_generation_prompt=True, tokenize=True, return_dict=True)
+        for p in dataset["prompt"]
+    ]
+    expected = max(len(r["input_ids"]) for r in rendered)
+    counted = longest_prompt_tokens(dataset, model_args, tokenizer=tokenizer, tools=schemas)
+    assert counted == expected
+    assert counted > longest_prompt_tokens(dataset, model_args, tokenizer=tokenizer) + 50  # the schema's tokens
+    assert '"name": "python"' in tokenizer.decode(rendered[0]["input_ids"])
 
 
 def test_the_longest_prompt_is_counted_as_the_chat_template_renders_it(tmp_path):
