@@ -70,6 +70,24 @@ def test_a_tool_run_through_vllm_servers_from_several_processes_is_refused(needs
         check_tools(script_args, training_args, model_args)
 
 
+@pytest.mark.parametrize(
+    "launch",
+    [{"ACCELERATE_USE_FSDP": "true"}, {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "3"}],
+)
+def test_a_tool_run_generating_with_sharded_weights_from_several_processes_is_refused(
+    launch, needs_sandbox, monkeypatch
+):
+    """transformers generation under FSDP/ZeRO-3 gathers the weights on every generate call (a collective), which the
+    tool loop makes only where a rollout called a tool."""
+    script_args, training_args, model_args = parse()
+    for name, value in {"WORLD_SIZE": "2", **launch}.items():  # after parsing (transformers would act on them)
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=r"transformers generation under (FSDP|DeepSpeed ZeRO-3) and 2 .* hang"):
+        check_tools(script_args, training_args, model_args)
+    monkeypatch.setenv("WORLD_SIZE", "1")  # one process: nothing to wait for
+    check_tools(script_args, training_args, model_args)
+
+
 @needs_model
 def test_a_tool_run_with_held_out_evals_validates(needs_sandbox):
     """The held-out evals use the tool (evals/tool_turns.py): nothing to refuse."""

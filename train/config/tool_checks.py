@@ -67,10 +67,19 @@ def check_tools(script_args, training_args, model_args) -> None:
         raise ConfigError(
             f"tools: the python tool runs in the bubblewrap sandbox, which is unavailable here: {problem}"
         )
-    if training_args.use_vllm and training_args.vllm_mode == "server":
-        from train.config.distributed_checks import launch_from_env
+    from train.config.distributed_checks import launch_from_env
 
-        processes = launch_from_env(training_args=training_args).world_size
+    launch = launch_from_env(training_args=training_args)
+    processes = launch.world_size
+    if processes > 1 and not training_args.use_vllm and launch.shards_parameters:
+        raise ConfigError(
+            f"tools with transformers generation under {launch.shards_parameters} and {processes} training processes "
+            "would hang: each generate call gathers the sharded weights from every process (a collective), and "
+            "TRL's tool loop generates again only on the processes whose rollouts called a tool, so the others wait "
+            "until ddp_timeout. Roll out with the colocated adapter engine (`use_vllm: true`, LoRA), or train with "
+            "DDP or ZeRO-2."
+        )
+    if training_args.use_vllm and training_args.vllm_mode == "server":
         if processes > 1:
             raise ConfigError(
                 f"tools with vllm_mode: server and {processes} training processes would hang: TRL's tool loop asks "
