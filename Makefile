@@ -53,11 +53,12 @@ gpu-check:  ## the main 16 GB recipe under a 14.5 GiB cap (a 16 GB card): table 
 	$(GPU_PYTHON) scripts/check_gpu.py --config configs/qwen2.5-1.5b-qlora-vllm.yaml --memory-cap 14.5
 
 # pytest-xdist workers for `make test` (0: one process). Whole files go to a worker (module-scoped runs are built
-# once), in collection order: tests/conftest.py puts tests/integration/ (real runs, minutes each) first
+# once), in collection order: tests/conftest.py puts tests/integration/ (real runs, minutes each) first; the 20
+# slowest tests are listed at the end (the suite must stay well under 20 minutes)
 TEST_WORKERS ?= 2
 
 test: setup  ## the default test run (excludes slow tests)
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" \
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" --durations 20 \
 		rewards problems records cpu evals train tests
 
 test-slow: setup

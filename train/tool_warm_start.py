@@ -106,8 +106,9 @@ def warm_start_rows(script_args, examples: int) -> list[dict]:
     from train.config.tool_checks import tool_limits
     from train.tools import PythonToolEnvironment, tool_schemas
 
-    environment = PythonToolEnvironment(tool_limits(script_args))
-    tools = json.dumps(tool_schemas(tool_limits(script_args)))
+    limits = tool_limits(script_args)
+    environment = PythonToolEnvironment(limits)
+    tools = json.dumps(tool_schemas(limits))
     rows = []
     for problem in warm_start_problems(script_args, examples):
         row = MATH.tool_row(problem, script_args.num_shots)

@@ -44,8 +44,8 @@ def tool_limits(script_args) -> ToolLimits:
 
 def check_tools(script_args, training_args, model_args) -> None:
     """Refuse, before loading weights, a tool run that cannot work: unknown tool, a domain without a tool prompt,
-    no sandbox, an engine the tool loop has not run on or cannot run on, a chat template that cannot call tools. Held-out evals
-    run with the tool (train/artifacts/held_out.py), so they need nothing more."""
+    no sandbox, an engine or launch the tool loop has not run on or would hang on, a chat template that cannot call
+    tools. Held-out evals run with the tool (train/artifacts/held_out.py), so they need nothing more."""
     if not script_args.tools:
         if script_args.tool_chat_template:
             raise ConfigError("tool_chat_template is set but `tools` is empty: add `tools: [python]` or remove it.")
@@ -79,15 +79,14 @@ def check_tools(script_args, training_args, model_args) -> None:
             "until ddp_timeout. Roll out with the colocated adapter engine (`use_vllm: true`, LoRA), or train with "
             "DDP or ZeRO-2."
         )
-    if training_args.use_vllm and training_args.vllm_mode == "server":
-        if processes > 1:
-            raise ConfigError(
-                f"tools with vllm_mode: server and {processes} training processes would hang: TRL's tool loop asks "
-                "the servers again only for the rollouts of this process that called a tool, and in server mode each "
-                "request is a collective of all processes (gathered on the main one, sliced back by equal shares), "
-                "so processes with different numbers of calls wait on each other until ddp_timeout. Train with one "
-                "process, or use `vllm_mode: colocate`."
-            )
+    if processes > 1 and training_args.use_vllm and training_args.vllm_mode == "server":
+        raise ConfigError(
+            f"tools with vllm_mode: server and {processes} training processes would hang: TRL's tool loop asks "
+            "the servers again only for the rollouts of this process that called a tool, and in server mode each "
+            "request is a collective of all processes (gathered on the main one, sliced back by equal shares), "
+            "so processes with different numbers of calls wait on each other until ddp_timeout. Train with one "
+            "process, or use `vllm_mode: colocate`."
+        )
     if rollout_engine(training_args, model_args) is Engine.NONE and training_args.use_vllm:
         raise ConfigError(
             "tools with use_vllm needs use_peft: true (the colocated adapter engine); TRL's own full-weight vLLM sync "
