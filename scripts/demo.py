@@ -144,25 +144,40 @@ def phase(phases: dict, name: str):
         phases[name] = {"wall_s": round(time.perf_counter() - wall, 1), "cpu_s": round(_cpu_seconds() - cpu, 1)}
 
 
+# What makes two runs of the demo bit-identical: the same floating-point kernels. The brand string alone is not
+# enough (these VMs all say "Intel(R) Xeon(R) Processor"; two of them gave one greedy eval a different completion on
+# 1 of 200 problems), so the CPU's model number, its feature flags and the ISA torch dispatches to count too.
+SAME_KERNELS = ("cpu", "cpu_model_number", "cpu_flags_sha256", "torch_cpu_capability", "torch_threads")
+
+
 def machine() -> dict:
     import torch
 
-    cpu_model = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in _read("/proc/cpuinfo").splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
+    cpuinfo = _read("/proc/cpuinfo").splitlines()
+
+    def field(name: str) -> str | None:  # the first processor's value
+        return next((line.split(":", 1)[1].strip() for line in cpuinfo if line.split(":")[0].strip() == name), None)
+
+    flags = " ".join(sorted((field("flags") or "").split()))
     return {
-        "cpu": cpu_model,
+        "cpu": field("model name") or platform.processor(),
+        "cpu_model_number": field("model"),
+        "cpu_flags_sha256": hashlib.sha256(flags.encode()).hexdigest()[:16] if flags else None,
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "cores": len(os.sched_getaffinity(0)),
         "torch_threads": torch.get_num_threads(),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "load_average": round(os.getloadavg()[0], 2),
     }
+
+
+def same_kernels(a: dict, b: dict) -> bool:
+    """Whether two summaries' machines run the same floating-point kernels (``SAME_KERNELS`` all recorded and
+    equal), so the demo's numbers must be equal; a summary written before a key was recorded is not known to."""
+    return all(
+        a["machine"].get(key) is not None and a["machine"].get(key) == b["machine"].get(key) for key in SAME_KERNELS
+    )
 
 
 def _read(path: str) -> str:

@@ -340,3 +340,15 @@ def test_publish_refuses_incomparable_seed_runs_before_writing_anything(tmp_path
     with pytest.raises(FileNotFoundError, match="demo-seed7/summary.json not found"):
         demo.publish(runs[0], [tmp_path / "demo-seed7"])
     assert list(docs.iterdir()) == []
+
+
+def test_only_recorded_identical_kernels_make_two_runs_the_same_machine():
+    """The staleness test asks for equal numbers only on the same floating-point kernels; a summary that lacks a
+    kernel key (written before it was recorded) is compared within intervals instead."""
+    here = {"machine": demo.machine()}
+    assert all(here["machine"][key] is not None for key in demo.SAME_KERNELS), here
+    assert demo.same_kernels(here, json.loads(json.dumps(here)))
+    other_isa = {"machine": {**here["machine"], "torch_cpu_capability": "AVX2"}}
+    assert not demo.same_kernels(here, other_isa)
+    older = {"machine": {key: value for key, value in here["machine"].items() if key != "cpu_flags_sha256"}}
+    assert not demo.same_kernels(older, here) and not demo.same_kernels(here, older)
