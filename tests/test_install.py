@@ -12,7 +12,7 @@ from pathlib import Path
 import tomllib
 
 from tests.helpers import REPO, SOURCE_PACKAGES
-from tests.helpers.source_copy import copy_sources
+from tests.helpers.project_files import copy_sources
 
 PLUGIN_DIR = "evals/inspect_plugin"  # installed as the top-level package `verigrpo` (see its docstring)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import fnmatch
 import functools
 import importlib
 import importlib.util
@@ -31,6 +30,7 @@ import pytest
 import tomllib
 
 from tests.helpers import BIN, REPO
+from tests.helpers.project_files import project_files
 
 README = REPO / "README.md"
 DOCS = sorted((REPO / "docs").glob("*.md"))
@@ -63,30 +63,7 @@ def inline_code(markdown: str) -> list[str]:
     return re.findall(r"`([^`\n]+)`", prose(markdown))
 
 
-def repo_files() -> list[str]:
-    """The repository's files as git sees them (tracked or new, not ignored: no runs/, models/, caches)."""
-    try:
-        listing = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        ).stdout.splitlines()
-    except (OSError, subprocess.CalledProcessError):  # not a git checkout: the files .gitignore does not name
-        ignored = [line.strip().rstrip("/") for line in (REPO / ".gitignore").read_text().splitlines()]
-        ignored = [pattern for pattern in ignored if pattern and not pattern.startswith(("#", "!"))]
-        listing = [
-            path.relative_to(REPO).as_posix()
-            for path in REPO.rglob("*")
-            if path.is_file()
-            and not any(fnmatch.fnmatch(part, p) for part in path.relative_to(REPO).parts for p in ignored)
-        ]
-    return [file for file in listing if (REPO / file).is_file()]
-
-
-FILES = repo_files()
+FILES = project_files(REPO)
 TOP_LEVEL = sorted({file.split("/")[0] for file in FILES if "/" in file})
 REPO_PATH = re.compile(rf"(?<![\w./<>-])((?:{'|'.join(map(re.escape, TOP_LEVEL))})/[\w.*@/-]*)")
 

@@ -23,7 +23,7 @@ from evals.math_task import math_verified, record_to_sample
 from problems.math_data import MathProblem
 from rewards import correctness
 from tests.helpers import BIN, REPO
-from tests.helpers.source_copy import copy_sources
+from tests.helpers.project_files import copy_sources
 
 # --- one function: the scorer's verifier is the reward's verifier ---
 
