@@ -14,6 +14,7 @@ program once per case with only the input inside; the host compares the output.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -215,7 +216,13 @@ async def _await_judge(
             returncode = await asyncio.wait_for(judge.process.wait(), JUDGE_GRACE_S)
         except asyncio.TimeoutError:
             timed_out = True
-        solution_status = solution.process.returncode  # set only if it died before the judge was done
+        else:
+            # The judge is done, so the solution's requests are closed and it exits (a killed one already has).
+            # Wait for asyncio to see that exit: read at once, a solution killed by RLIMIT_CPU could still look
+            # alive on a loaded machine, and its "cpu time" flag depended on the load.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(solution.process.wait(), JUDGE_GRACE_S)
+        solution_status = solution.process.returncode  # None: still running when we stopped waiting
     finally:
         await asyncio.gather(solution.reap(), judge.reap())
     return _JudgeRun(bytes(stdout), bytes(stderr), returncode, timed_out, over, solution_status)
