@@ -1,5 +1,6 @@
 """Real GRPO steps on CPU with the python tool, through every generation path the tool supports: transformers, the
-colocated adapter engine (vLLM's CPU build) and the server engine (a real CPU vLLM server of the tool model, 4-bit). One tiny seeded setup for both (1 step, 1 prompt x 4 completions,
+colocated adapter engine (vLLM's CPU build) and the server engine (a real CPU vLLM server of the tool model, 4-bit).
+One tiny seeded setup for all three (1 step, 1 prompt x 4 completions,
 64 tokens; tests/helpers/tool_runs.py), from the warm-started CPU tool model (scripts/prepare_tool_model.py).
 
 Slow (each path loads the model; the vLLM one starts an engine): minutes on 2 cores. Each run's rollout log must
@@ -32,7 +33,7 @@ def test_a_tool_run_executes_the_policys_own_calls_and_logs_them(tmp_path, path,
         request.getfixturevalue("needs_vllm")  # skip without vLLM's CPU build (a failure in CI)
     model = prepare_tool_model()
     if path == "server":
-        # the policy's 4-bit base as vLLM quantizes it; room for a later turn: ~450-token prompt + 2 x 96
+        # the policy's 4-bit base as vLLM quantizes it; room for a later turn: prompts up to 471 tokens + 2 x 96
         server = VLLMServerProcess(tmp_path / "server.log", four_bit=True, model=str(model), max_model_len=1024)
         try:
             server.start()
