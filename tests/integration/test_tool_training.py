@@ -1,7 +1,7 @@
 """Real GRPO steps on CPU with the python tool, through every generation path the tool supports: transformers, the
 colocated adapter engine (vLLM's CPU build) and the server engine (a real CPU vLLM server of the tool model, 4-bit).
-One tiny seeded setup for all three (1 step, 1 prompt x 4 completions,
-64 tokens; tests/helpers/tool_runs.py), from the warm-started CPU tool model (scripts/prepare_tool_model.py).
+One tiny seeded setup for all three (1 step, 1 prompt x 4 completions, 96 tokens;
+tests/helpers/tool_runs.py), from the warm-started CPU tool model (scripts/prepare_tool_model.py).
 
 Slow (each path loads the model; the vLLM one starts an engine): minutes on 2 cores. Each run's rollout log must
 show the policy's own executed tool call: an assistant turn calling ``python``, then the tool message holding what
