@@ -32,6 +32,7 @@ from rewards.math.answer_tree import (  # re-exported: the tree's types are this
 from rewards.math.escapes import refuse_line_breaks, undouble
 from rewards.math.intervals import NAME, as_interval_set, is_interval, is_interval_set, is_variable, name_key
 from rewards.math.juxtaposition import refuse_side_by_side, unicode_roots
+from rewards.math.vocabulary import TEXT_MACROS
 
 __all__ = [  # what the verifier and the tests use from here
     "MAX_DEPTH",
@@ -76,7 +77,7 @@ _SPACING = re.compile(r"(?<!\\)\\[,;: ]|\\q?quad\b|\\displaystyle|\\[lr]?vert(?=
 _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[\s(\[\]).|\\])\s*(\.)?")
 # LaTeX commands whose argument is text: a unit may follow a number in one (``5\\text{ cm}``), and every one of
 # them, plus the bold/operator-name wrappers, is unwrapped to plain text before parsing.
-TEXT_COMMANDS = ("text", "textbf", "textit", "textrm", "textnormal", "mbox", "mathrm")
+TEXT_COMMANDS = tuple(name[1:] for name in TEXT_MACROS)
 _TEXT_CMD = re.compile(r"\\(?:" + "|".join((*TEXT_COMMANDS, "mathbf", "operatorname")) + r")\s*\{")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree\b")
 _PLAIN_IN = re.compile(r"^(\s*(?:[A-Za-z]|\\[A-Za-z]+))\s+in\s+(?=[\[(]|\\[{(\[]|\\left|\\mathbb)")
