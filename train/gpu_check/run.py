@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,21 @@ from train.vllm_seams import cache_config
 
 CHECK_LEARNING_RATE = 1e-3
 CHECKS = ("environment", "memory", "GRPO steps", "rollout speed", "on-policy")
+# How a GPU reports running out of memory besides torch.OutOfMemoryError: torch's "CUDA error: out of memory"
+# (cudaErrorMemoryAllocation, a RuntimeError), vLLM's sleep-mode allocator's "CUDA Error: out of memory at
+# cumem_allocator.cpp:N" (its C extension raises PyExc_RuntimeError when cuMemCreate fails at wake-up), and the driver
+# API's name for it. Anything else stays an error.
+CUDA_OOM = re.compile(r"cuda error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation", re.IGNORECASE)
+
+
+def cuda_out_of_memory(exc: BaseException) -> str | None:
+    """The first line of ``exc`` when it is the GPU running out of memory (however it was raised), else None."""
+    import torch
+
+    text = str(exc)
+    if isinstance(exc, torch.OutOfMemoryError) or (isinstance(exc, RuntimeError) and CUDA_OOM.search(text)):
+        return (text.splitlines() or [type(exc).__name__])[0]
+    return None
 
 
 def log(message: str) -> None:
@@ -137,13 +153,10 @@ def _fill(rows: dict[str, Row], not_run, reason: str) -> list[Row]:
 def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts, extra, config_lr) -> dict[str, Row]:
     import dataclasses
 
-    import torch
-
     from train.config import ConfigError
-    from train.gpu_check import on_policy, rollout_speed
     from train.gpu_check.memory import PeakMeter
     from train.gpu_check.timing import StepClock, StepTimes, time_rollouts
-    from train.gpu_check.verdicts import memory_row, on_policy_row, speed_row, steps_row
+    from train.gpu_check.verdicts import memory_row, steps_row
     from train.grpo import build_trainer
 
     rows: dict[str, Row] = {}
@@ -157,9 +170,13 @@ def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts
         meter.stop()
         rows["GRPO steps"] = Row("GRPO steps", "-", FAIL, "train/grpo.py refuses this config before loading", str(exc))
         return rows
-    except torch.OutOfMemoryError as exc:  # the policy or vLLM's pool did not fit while loading
+    except RuntimeError as exc:  # the policy or vLLM's pool did not fit while loading (else: not ours to judge)
+        first_line = cuda_out_of_memory(exc)
+        if first_line is None:
+            meter.stop()
+            raise
         measured = meter.stop()
-        oom = f"while loading: {str(exc).splitlines()[0]}"
+        oom = f"while loading: {first_line}"
         rows["memory"] = memory_row(dataclasses.replace(inputs, peak=measured["peak"], out_of_memory=oom))
         return rows
     extra["trainer_build_s"] = time.perf_counter() - start
@@ -173,8 +190,10 @@ def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts
         out_of_memory = None
         try:
             trainer.train()
-        except torch.OutOfMemoryError as exc:
-            out_of_memory = str(exc).splitlines()[0]
+        except RuntimeError as exc:  # torch.OutOfMemoryError, or vLLM's wake-up allocator's RuntimeError
+            out_of_memory = cuda_out_of_memory(exc)
+            if out_of_memory is None:
+                raise
         finally:
             stop_timing()
             measured = meter.stop()
@@ -188,30 +207,48 @@ def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts
             return rows
         rows["GRPO steps"] = steps_row(times.summary(), (training_args.learning_rate, config_lr))
 
-        log("on-policy check (scores one completion with the policy, the stale adapter and the synced one)")
-        grad_norm = next((float(e["grad_norm"]) for e in reversed(trainer.state.log_history) if "grad_norm" in e), None)
-        rows["on-policy"] = on_policy_row(on_policy.measure(trainer, engine, model_args), grad_norm)
-
-        log("rollout speed: the engine against transformers generate + peft")
-        per_batch = max(1, training_args.per_device_train_batch_size // training_args.num_generations)
-        dataset = trainer.train_dataset
-        prompts = rollout_speed.chat_prompt_ids(
-            trainer.processing_class, [dataset[i]["prompt"] for i in range(min(per_batch, len(dataset)))]
-        )
-        sampling = rollout_speed.Sampling(
-            max_tokens=training_args.max_completion_length,
-            temperature=training_args.temperature,
-            top_p=training_args.top_p,
-            top_k=training_args.top_k or 0,
-        )
-        speed = rollout_speed.compare(
-            trainer.model, trainer.processing_class, engine, prompts, training_args.num_generations, sampling,
-            opts.speed_rounds,
-        )  # fmt: skip
-        rows["rollout speed"] = speed_row(speed, gpu)
+        try:
+            _after_training(rows, trainer, engine, training_args, model_args, gpu, opts)
+        except RuntimeError as exc:  # waking vLLM for the on-policy check or the speed comparison can run out too
+            oom = cuda_out_of_memory(exc)
+            if oom is None:
+                raise
+            phase = "on-policy" if "on-policy" not in rows else "rollout speed"
+            after = f"after the steps, in the {phase} check: {oom}"
+            rows["memory"] = memory_row(
+                dataclasses.replace(inputs, peak=measured["peak"], run=measured["run"], out_of_memory=after)
+            )
     finally:
         trainer.close_rollout_engine()
     return rows
+
+
+def _after_training(rows, trainer, engine, training_args, model_args, gpu, opts) -> None:
+    """The on-policy row, then the rollout-speed row, on the trained policy (each added to ``rows`` as it is made)."""
+    from train.gpu_check import on_policy, rollout_speed
+    from train.gpu_check.verdicts import on_policy_row, speed_row
+
+    log("on-policy check (scores one completion with the policy, the stale adapter and the synced one)")
+    grad_norm = next((float(e["grad_norm"]) for e in reversed(trainer.state.log_history) if "grad_norm" in e), None)
+    rows["on-policy"] = on_policy_row(on_policy.measure(trainer, engine, model_args), grad_norm)
+
+    log("rollout speed: the engine against transformers generate + peft")
+    per_batch = max(1, training_args.per_device_train_batch_size // training_args.num_generations)
+    dataset = trainer.train_dataset
+    prompts = rollout_speed.chat_prompt_ids(
+        trainer.processing_class, [dataset[i]["prompt"] for i in range(min(per_batch, len(dataset)))]
+    )
+    sampling = rollout_speed.Sampling(
+        max_tokens=training_args.max_completion_length,
+        temperature=training_args.temperature,
+        top_p=training_args.top_p,
+        top_k=training_args.top_k or 0,
+    )
+    speed = rollout_speed.compare(
+        trainer.model, trainer.processing_class, engine, prompts, training_args.num_generations, sampling,
+        opts.speed_rounds,
+    )  # fmt: skip
+    rows["rollout speed"] = speed_row(speed, gpu)
 
 
 def vllm_pool(engine) -> dict:
