@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from train.engines.adapter_save import save_adapter
 from train.engines.choice import Engine
 from train.trl_seams import SeamedVLLMGeneration
 
@@ -101,7 +102,7 @@ class AdapterEngine(SeamedVLLMGeneration):
         path = self.adapter_path(name, version)
         with self.gather_params(adapter_params):  # a collective under ZeRO-3: every process takes part
             if self.saves_here:
-                model.save_pretrained(str(path), safe_serialization=True)
+                save_adapter(model, path)  # peft's files, without the Hub request peft's "auto" makes per save
         if self.saves_here:
             self.load_adapter(name, version, path)  # a broken adapter fails here, not mid-generation
             previous, self._current_path, self._rollout_adapter = self._current_path, path, name
