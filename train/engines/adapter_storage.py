@@ -8,6 +8,11 @@ upcasts a full-precision policy's to fp32; at rank 16 on the seven projections t
 write to ``/dev/shm`` fails with "No space left on device" at the first sync. So the free space is checked
 against the adapter's size before ``/dev/shm`` is used. The size comes from the policy's LoRA parameters: the
 meta-device model pre-flight builds (``train/config/lora_checks.py``) and, in the engine, the real one.
+
+The free space is one budget per node: every colocated training process of a node checks it before any of them
+writes (so each sees the same free bytes) and then writes its own two versions into the same ``/dev/shm`` (or disk),
+beside NCCL's own shared-memory segments. The need is therefore the node's: ``LOCAL_WORLD_SIZE`` (set by torchrun and
+``accelerate launch``; 1 without a launcher) times one process's, and all ranks of a node reach the same decision.
 """
 
 from __future__ import annotations
@@ -39,8 +44,21 @@ def adapter_bytes(peft_model, bytes_per_param: int | None = None) -> int:
 
 
 def needed_bytes(adapter: int) -> int:
-    """Free space a run's adapter versions need at their peak (two versions, with headroom)."""
+    """Free space one process's adapter versions need at their peak (two versions, with headroom)."""
     return int(adapter * VERSIONS_AT_ONCE * HEADROOM)
+
+
+def ranks_on_this_node() -> int:
+    """Training processes on this node that write adapter versions: ``LOCAL_WORLD_SIZE`` (torchrun, accelerate
+    launch), else 1."""
+    try:
+        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
+
+
+def _processes(ranks: int) -> str:
+    return "" if ranks == 1 else f" for the {ranks} training processes on this node"
 
 
 @dataclass(frozen=True)
@@ -56,15 +74,17 @@ def _free(path: str) -> int:
     return shutil.disk_usage(path).free
 
 
-def choose_root(adapter: int, configured: str | None = None) -> AdapterRoot:
-    """The configured ``adapter_root``, else ``/dev/shm`` when it is writable and holds two versions, else disk.
+def choose_root(adapter: int, configured: str | None = None, ranks: int | None = None) -> AdapterRoot:
+    """The configured ``adapter_root``, else ``/dev/shm`` when it is writable and holds two versions for each of the
+    node's ``ranks`` (default ``ranks_on_this_node()``), else disk.
 
-    Raises OSError (with the sizes and the fix) when the chosen place cannot hold two versions.
+    Raises OSError (with the sizes and the fix) when the chosen place cannot hold them.
     """
-    need = needed_bytes(adapter)
+    ranks = ranks or ranks_on_this_node()
+    need = needed_bytes(adapter) * ranks
     if configured is not None:
         Path(configured).mkdir(parents=True, exist_ok=True)
-        _require(configured, need, adapter, "adapter_root")
+        _require(configured, need, adapter, "adapter_root", ranks)
         return AdapterRoot(configured, configured=True)
     notice = None
     if os.path.isdir(RAM_ROOT) and os.access(RAM_ROOT, os.W_OK):
@@ -74,20 +94,20 @@ def choose_root(adapter: int, configured: str | None = None) -> AdapterRoot:
         disk = tempfile.gettempdir()
         notice = (
             f"adapter versions go to {disk} (disk), not {RAM_ROOT}: it has {free / MIB:.0f} MiB free and a sync needs "
-            f"{need / MIB:.0f} MiB (two {adapter / MIB:.0f} MiB versions); raise the container's --shm-size or set "
-            "adapter_root to silence this"
+            f"{need / MIB:.0f} MiB (two {adapter / MIB:.0f} MiB versions{_processes(ranks)}); raise the container's "
+            "--shm-size or set adapter_root to silence this"
         )
-    _require(tempfile.gettempdir(), need, adapter, "the temporary directory")
+    _require(tempfile.gettempdir(), need, adapter, "the temporary directory", ranks)
     return AdapterRoot(None, configured=False, notice=notice)
 
 
-def _require(path: str, need: int, adapter: int, what: str) -> None:
+def _require(path: str, need: int, adapter: int, what: str, ranks: int = 1) -> None:
     free = _free(path)
     if free < need:
         raise OSError(
             f"{what} {path} has {free / MIB:.0f} MiB free; the adapter engine writes two {adapter / MIB:.0f} MiB adapter "
-            f"versions at each sync ({need / MIB:.0f} MiB). Free space there or set adapter_root to a directory "
-            "with room."
+            f"versions at each sync{_processes(ranks)} ({need / MIB:.0f} MiB). Free space there or set adapter_root "
+            "to a directory with room."
         )
 
 
