@@ -126,20 +126,26 @@ class OnPolicyGuard:
         return not self.checked or step >= max(self.checked) + self.every
 
     def measure(self, trainer) -> float:
-        """Mean |Δ logprob| per probe token, engine vs policy, the largest over processes (a collective)."""
+        """Mean |Δ logprob| per probe token, engine vs policy, the largest over processes (a collective).
+
+        Every process runs the policy's forwards: under DeepSpeed ZeRO-3 a forward is itself a collective (each
+        layer all-gathers its weight shards), so a forward on the main process alone, while the others wait in
+        ``gather_object``, deadlocks at step 0 (vLLM servers score on the main process only). Only the processes
+        that hold the engine (``saves_here``) score on it.
+        """
         from accelerate.utils import gather_object
 
         engine = trainer.rollout_engine
-        gap = None
-        if engine.saves_here:  # where the engine can score (colocated: every process; servers: the main one)
-            if self._probes is None:
-                self._probes = probe_ids(trainer)
-            diffs = []
-            for prompt, completion in self._probes:
-                ours = policy_logprobs(trainer.model, prompt, completion)
+        scores_here = engine.saves_here  # colocated: every process; servers: the main one
+        if self._probes is None:
+            self._probes = probe_ids(trainer)
+        diffs = []
+        for prompt, completion in self._probes:
+            ours = policy_logprobs(trainer.model, prompt, completion)  # every process: a collective under ZeRO-3
+            if scores_here:
                 theirs = engine_logprobs(engine, prompt, completion)
                 diffs += [abs(a - b) for a, b in zip(ours, theirs)]
-            gap = sum(diffs) / len(diffs)
+        gap = sum(diffs) / len(diffs) if scores_here else None
         gaps = [g for g in gather_object([gap]) if g is not None]
         return max(gaps, key=lambda g: g if math.isfinite(g) else math.inf)
 
