@@ -248,8 +248,8 @@ async def _collect(stream: asyncio.StreamReader | None, sink: bytearray, cap: in
 
 
 def _signal_flag(number: int) -> str:
-    """bwrap exits 128 + N when the program died of signal N. The program is pid 1 of its namespace, which
-    ignores SIGXCPU, so RLIMIT_CPU ends it with SIGKILL: the only SIGKILL it gets before the host's own kill."""
+    """bwrap exits 128 + N when the program died of signal N. RLIMIT_CPU's soft and hard limits are equal, so
+    the kernel ends the program with SIGKILL (no SIGXCPU first): the only SIGKILL it gets before the host's own kill."""
     names = {signal.SIGKILL: "cpu time (SIGKILL)", signal.SIGXCPU: "cpu time", signal.SIGXFSZ: "file size"}
     return names.get(number, f"killed by signal {number}")
 

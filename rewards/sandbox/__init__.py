@@ -1,8 +1,10 @@
 """Run untrusted programs under bubblewrap, hardened the way measurements on this machine kind showed necessary.
 
 Every run: an unprivileged host uid (65534 when we are root), all namespaces (no network, own pid
-tree with the program as pid 1, no nested user namespaces), a read-only root, ``/dev`` and ``/usr``,
-a size-capped private ``/tmp`` (the only writable place, with the provider's ``/work``), an empty environment for bwrap *and* the program, files injected from memory
+tree, no nested user namespaces), a small init as the namespace's pid 1 so the program (pid 2) gets the
+signals an ordinary process gets, a read-only root, ``/dev`` and ``/usr``,
+a size-capped private ``/tmp`` (the only writable place, with the provider's ``/work``; the provider may
+bind a per-sample directory there instead), an empty environment for bwrap *and* the program, files injected from memory
 (``--ro-bind-data``; nothing is written to the host disk), a seccomp denylist, rlimits set by
 ``prlimit`` inside, a wall-clock limit and a host-side output cap. The kill path SIGKILLs the
 namespace's init through a pidfd (which takes every process inside with it) and waits for bwrap to
@@ -37,6 +39,7 @@ from rewards.sandbox.seccomp_policy import SeccompUnavailable, seccomp_bpf
 
 SANDBOX_UID = 65534  # "nobody": the host uid sandboxes run as when verigrpo itself runs as root
 PRLIMIT = "/usr/bin/prlimit"
+INIT = "/usr/bin/timeout"  # GNU coreutils, run with no time limit as the namespace's pid 1 (see _init_prefix)
 SETPRIV = "/usr/bin/setpriv"
 # What the sandbox sees of the host: the system's programs and libraries, read-only. Nothing else.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -105,6 +108,8 @@ def _static_problem() -> str | None:
         return "bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap`."
     if not os.access(PRLIMIT, os.X_OK) or (os.geteuid() == 0 and not os.access(SETPRIV, os.X_OK)):
         return f"{PRLIMIT} or {SETPRIV} is missing: `apt-get install util-linux`."
+    if not os.access(INIT, os.X_OK):
+        return f"{INIT} (the sandbox's init) is missing: `apt-get install coreutils`."
     python = sandbox_python()
     if not os.access(python, os.X_OK) or not python.startswith("/usr/"):
         return (
@@ -189,10 +194,29 @@ def _system_mounts() -> list[str]:
     return args
 
 
+def _init_prefix() -> list[str]:
+    """The namespace's pid 1: GNU ``timeout`` with no time limit, so the program runs as an ordinary process.
+
+    The kernel drops every signal a namespace's pid 1 has no handler for, even one it sends itself: with
+    the program as pid 1 (``bwrap --as-pid-1`` alone), ``sh -c 'kill -TERM $$'`` exited 0 and
+    ``signal.alarm`` with the default action never ended a program. ``timeout 0`` forks the program (pid 2),
+    forwards SIGTERM, SIGINT, SIGHUP, SIGQUIT and SIGALRM sent to pid 1 on to it (``--foreground``: to it
+    alone), waits for it and exits with its status, 128 + N when signal N killed it (what bash reports).
+    When it exits the kernel kills whatever else is left in the namespace, as before.
+
+    Not bubblewrap's own init (dropping ``--as-pid-1``): bwrap's outer process exits as soon as the
+    program does, before its init, which is then re-parented to the host's pid 1 (30 of 30 runs measured,
+    2026-12-03): a zombie for good in a container whose pid 1 is the trainer. ``timeout`` stays bwrap's
+    direct child, reaped by it. It is not under the rlimits (``prlimit`` comes after it) but runs no code
+    of the program's and holds no file of it.
+    """
+    return [INIT, "--foreground", "0"]
+
+
 def _rlimit_prefix(limits: SandboxLimits) -> list[str]:
     return [
         PRLIMIT,
-        f"--cpu={limits.cpu_s}",  # pid 1 of a namespace ignores SIGXCPU: the kernel SIGKILLs it at the limit
+        f"--cpu={limits.cpu_s}",  # soft = hard: the kernel SIGKILLs the program at the limit (no SIGXCPU first)
         f"--as={limits.memory_mb << 20}",
         f"--nproc={limits.processes}",
         f"--fsize={limits.file_size_mb << 20}",
@@ -220,8 +244,12 @@ def bwrap_command(
     workdir: str | None = None,
     cwd: str = "/tmp",
     env: Mapping[str, str] | None = None,
+    tmpdir: str | None = None,
 ) -> list[str]:
-    """The full bwrap invocation (exposed so tests and docs can show exactly what runs)."""
+    """The full bwrap invocation (exposed so tests and docs can show exactly what runs).
+
+    ``tmpdir``: a host directory mounted read-write at ``/tmp`` instead of a fresh capped tmpfs (the
+    Inspect provider's per-sample ``/tmp``)."""
     cmd = [
         *_drop_privileges(),
         _bwrap() or "bwrap",
@@ -240,11 +268,11 @@ def bwrap_command(
         "/proc",
         "--dev",
         "/dev",
-        "--size",
-        str(limits.tmp_size_mb << 20),
-        "--tmpfs",
-        "/tmp",
     ]
+    if tmpdir is None:
+        cmd += ["--size", str(limits.tmp_size_mb << 20), "--tmpfs", "/tmp"]
+    else:
+        cmd += ["--bind", tmpdir, "/tmp"]
     if workdir is not None:
         cmd += ["--bind", workdir, "/work"]
     for path, fd in file_fds.items():
@@ -258,8 +286,8 @@ def bwrap_command(
     cmd += ["--chdir", cwd, "--clearenv"]
     for key, value in {**ENVIRONMENT, **(env or {})}.items():
         cmd += ["--setenv", key, value]
-    cmd += ["--seccomp", str(seccomp_fd), "--info-fd", str(info_fd), "--", *_rlimit_prefix(limits), *argv]
-    return cmd
+    cmd += ["--seccomp", str(seccomp_fd), "--info-fd", str(info_fd), "--", *_init_prefix(), *_rlimit_prefix(limits)]
+    return [*cmd, *argv]
 
 
 # --------------------------------------------------------------------------- one running sandbox
@@ -339,6 +367,7 @@ async def start(
     workdir: str | None = None,
     cwd: str = "/tmp",
     env: Mapping[str, str] | None = None,
+    tmpdir: str | None = None,
 ) -> Sandbox:
     """Start ``argv`` in a new sandbox (``stdin``/``stdout``/``stderr``: fds, or ``subprocess.PIPE``).
 
@@ -354,7 +383,7 @@ async def start(
             own_fds.append(file_fds[path])
         info_read, info_write = os.pipe()
         own_fds.append(info_write)
-        cmd = bwrap_command(argv, file_fds, limits, seccomp_fd, info_write, workdir, cwd, env)
+        cmd = bwrap_command(argv, file_fds, limits, seccomp_fd, info_write, workdir, cwd, env, tmpdir)
         loop = asyncio.get_running_loop()
         info_reader = asyncio.StreamReader(limit=1 << 16)
         try:
@@ -400,6 +429,7 @@ async def _run(
     workdir: str | None = None,
     cwd: str = "/tmp",
     env: Mapping[str, str] | None = None,
+    tmpdir: str | None = None,
 ) -> SandboxResult:
     ensure_available()
     started = time.monotonic()
@@ -415,6 +445,7 @@ async def _run(
             workdir=workdir,
             cwd=cwd,
             env=env,
+            tmpdir=tmpdir,
         )
     finally:
         if stdin_fd is not None:
@@ -465,13 +496,17 @@ async def run_sandboxed(
     workdir: str | None = None,
     cwd: str = "/tmp",
     env: Mapping[str, str] | None = None,
+    tmpdir: str | None = None,
 ) -> SandboxResult:
     """Run ``argv`` isolated and collect its output. Raises :class:`SandboxUnavailable`, never runs unisolated.
 
-    ``workdir``: a host directory mounted read-write at ``/work`` (for the Inspect provider only; the
-    verifier passes code as ``files``).
+    ``workdir``: a host directory mounted read-write at ``/work`` (for the Inspect provider and the python
+    tool; the verifier passes code as ``files``). ``tmpdir``: one mounted at ``/tmp`` instead of a fresh
+    capped tmpfs (the Inspect provider's per-sample ``/tmp``).
     """
-    return await _run(argv, files or {}, limits or SandboxLimits(), stdin, workdir=workdir, cwd=cwd, env=env)
+    return await _run(
+        argv, files or {}, limits or SandboxLimits(), stdin, workdir=workdir, cwd=cwd, env=env, tmpdir=tmpdir
+    )
 
 
 def run_sandboxed_sync(argv: Sequence[str], **kwargs) -> SandboxResult:

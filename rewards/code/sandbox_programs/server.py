@@ -64,6 +64,8 @@ def main():
 
 
 if __name__ == "__main__":
-    if os.getpid() != 1:  # only ever pid 1 of a verigrpo sandbox: refuse to exec model code anywhere else
-        raise SystemExit("server.py runs model code and must only run inside the sandbox (as its pid 1)")
+    if (
+        os.getpid() != 2
+    ):  # only ever the program under a verigrpo sandbox's init: refuse to exec model code anywhere else
+        raise SystemExit("server.py runs model code and must only run inside the sandbox (as pid 2, under its init)")
     main()
