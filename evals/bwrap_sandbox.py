@@ -1,18 +1,34 @@
 """An Inspect sandbox provider on the verifier's bubblewrap isolation: ``sandbox="bwrap"``.
 
-Each sample gets a private host directory, mounted read-write at ``/work`` (the working directory)
-in a fresh sandbox per ``exec`` — same hardening as the code verifier (no network, no host files,
-empty environment, seccomp, rlimits, a private ``/tmp`` that lasts one exec). ``read_file`` and
-``write_file`` also run inside a sandbox, so a symlink the model plants in ``/work`` can never make
-the host read or write its own files. Registered as ``verigrpo/bwrap``; Inspect matches the bare
-name, so a task says ``sandbox="bwrap"``.
+Each sample gets two private host directories, mounted read-write at ``/work`` (the working directory)
+and ``/tmp`` in a fresh sandbox per ``exec`` — same hardening as the code verifier (no network, no host
+files, empty environment, seccomp, rlimits, a small init as pid 1 so the command gets the signals an
+ordinary process gets). Both persist across the sample's calls, as a container's would. ``read_file``
+and ``write_file`` also run inside a sandbox, so a symlink the model plants can never make the host read
+or write its own files. Registered as ``verigrpo/bwrap``; Inspect matches the bare name, so a task says
+``sandbox="bwrap"``. It passes Inspect's own conformance suite (``inspect_ai.util._sandbox.self_check``,
+run by tests/evals/test_sandbox_conformance.py) but for one deliberate difference, ``user=``.
 
-Differences from Inspect's docker provider: no images or services (the sandbox sees the host's
-``/usr``, read-only); ``user`` must be None; a timed-out command is not retried (it would time out
-again); only ``/work`` persists between calls. The root and ``/dev`` (``/dev/shm`` included) are
-read-only, so ``/work`` and the private ``/tmp`` (512 MiB) are the only writable places; POSIX shared
-memory and semaphores (``multiprocessing`` pools) do not work. ``/work`` lives in the host's ``/tmp``
-with a 1 GiB cap per file but no cap on its total size (that would need a filesystem per sample).
+What differs from Inspect's docker provider:
+
+- no images or services: the sandbox sees the host's ``/usr`` (and the ``/bin``, ``/lib*`` links),
+  read-only, and nothing else of the host. ``/etc`` is the provider's own, not the host's: ``passwd``,
+  ``group`` (root, nobody and the sandbox user), ``hostname``, ``hosts`` and ``nsswitch.conf`` (``ETC``),
+  so ``whoami``, ``ps`` and ``id`` name users; no certificates, no package database, no host config.
+- ``user`` must be None: every command runs as one unprivileged user with no capabilities, so
+  ``exec(..., user=...)`` raises ``SandboxUserUnsupportedError`` (the suite's ``test_exec_as_user`` is
+  its one expected failure) and nothing can install packages or add users.
+- each ``exec`` is a fresh sandbox: only files in ``/work`` and ``/tmp`` persist; no process outlives
+  its call (a background server started in one call is gone in the next).
+- a timed-out command is not retried (it would time out again).
+- the root and ``/dev`` (``/dev/shm`` included) are read-only, so ``/work`` and ``/tmp`` are the only
+  writable places; POSIX shared memory and semaphores (``multiprocessing`` pools) do not work.
+- ``/work`` and ``/tmp`` live in the host's ``/tmp`` with a 1 GiB cap per file but no cap on their
+  total size (that would need a filesystem per sample). Measured before the change, ``/tmp`` was a
+  512 MiB tmpfs lasting one exec; agentic tools write ``/tmp`` in one call and read it in the next.
+- executing a file that is not executable raises ``PermissionError`` (recognised by ``prlimit``'s own
+  message for the command's first word, as docker's provider recognises its wrapper's); a missing
+  program is an ordinary result, exit 127, as with docker.
 """
 
 from __future__ import annotations
@@ -40,6 +56,7 @@ from inspect_ai.util import concurrency as concurrency_limit
 from rewards import sandbox
 
 WORKDIR = "/work"
+TMPDIR = "/tmp"
 DEFAULT_EXEC_TIMEOUT_S = 600.0  # when the caller gives none; every exec has a wall limit
 # Roomier than the verifier's limits: agentic tools run shells, compilers and test suites.
 PROVIDER_LIMITS = sandbox.SandboxLimits(
@@ -84,28 +101,65 @@ with handle:
 """
 
 
+def _etc() -> dict[str, bytes]:
+    """The sandbox's ``/etc``: made here, nothing of the host's. The sandbox user keeps its host uid (65534
+    when we run as root, which also owns every host file the sandbox sees, as the user namespace's overflow)."""
+    uid, gid = sandbox.sandbox_dir_owner_ids()
+    users = {0: ("root", 0, "/root"), 65534: ("nobody", 65534, "/nonexistent")}
+    users.setdefault(uid, ("sandbox", gid, "/tmp"))
+    passwd = "".join(f"{name}:x:{u}:{g}:{name}:{home}:/bin/sh\n" for u, (name, g, home) in users.items())
+    groups = {0: "root", 65534: "nogroup"}
+    groups.setdefault(gid, "sandbox")
+    group = "".join(f"{name}:x:{g}:\n" for g, name in groups.items())
+    return {
+        "/etc/passwd": passwd.encode(),
+        "/etc/group": group.encode(),
+        "/etc/hostname": b"sandbox\n",
+        "/etc/hosts": b"127.0.0.1\tlocalhost\n127.0.1.1\tsandbox\n::1\tlocalhost\n",
+        "/etc/nsswitch.conf": b"passwd: files\ngroup: files\nhosts: files\n",
+    }
+
+
+ETC = _etc()
+
+
 def _inside(path: str | None) -> str:
     if not path:
         return WORKDIR
     return path if path.startswith("/") else f"{WORKDIR}/{path}"
 
 
-class BwrapSandboxEnvironment(SandboxEnvironment):
-    """One sample's sandbox: a host directory that every exec mounts at /work."""
+def _exec_refused(cmd: list[str], result: sandbox.SandboxResult) -> bool:
+    """True when ``prlimit`` (the last step before the command) could not exec ``cmd[0]`` for lack of permission.
 
-    def __init__(self, directory: str) -> None:
+    Its message, not the exit status alone: a command may exit 126 itself. A command that writes this exact
+    line about its own name to stderr and exits 126 is read the same way (only it is fooled)."""
+    first = result.stderr.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    return result.returncode == 126 and first == f"prlimit: failed to execute {cmd[0]}: Permission denied"
+
+
+class BwrapSandboxEnvironment(SandboxEnvironment):
+    """One sample's sandbox: two host directories that every exec mounts at /work and /tmp."""
+
+    def __init__(self, root: str) -> None:
         super().__init__()
-        self.directory = directory
+        self.root = root  # removed at cleanup, with both
+        self.directory = os.path.join(root, "work")  # /work (the python tool mounts it too)
+        self.tmp_directory = os.path.join(root, "tmp")  # /tmp
 
     @classmethod
     async def sample_init(
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, metadata: dict[str, str]
     ) -> dict[str, SandboxEnvironment]:
         sandbox.ensure_available()
-        directory = tempfile.mkdtemp(prefix="verigrpo-bwrap-", dir="/tmp")  # the sandbox user must reach it
-        os.chown(directory, *sandbox.sandbox_dir_owner_ids())
-        os.chmod(directory, 0o700)
-        return {"default": cls(directory)}
+        root = tempfile.mkdtemp(prefix="verigrpo-bwrap-", dir="/tmp")  # the sandbox user must reach it
+        environment = cls(root)
+        # /tmp's usual mode inside; on the host the 0700 root keeps every other user out of both
+        for path, mode in ((root, 0o700), (environment.directory, 0o700), (environment.tmp_directory, 0o1777)):
+            os.makedirs(path, exist_ok=True)
+            os.chown(path, *sandbox.sandbox_dir_owner_ids())
+            os.chmod(path, mode)
+        return {"default": environment}
 
     @classmethod
     async def sample_cleanup(
@@ -116,7 +170,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         interrupted: bool,
     ) -> None:
         for environment in environments.values():
-            shutil.rmtree(environment.as_type(cls).directory, ignore_errors=True)
+            shutil.rmtree(environment.as_type(cls).root, ignore_errors=True)
 
     async def exec(
         self,
@@ -145,14 +199,14 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         throttle = concurrency_limit("subprocesses", os.cpu_count() or 1) if concurrency else contextlib.nullcontext()
         try:
             async with throttle:
-                result = await sandbox.run_sandboxed(
-                    list(cmd), limits=limits, stdin=data, workdir=self.directory, cwd=_inside(cwd), env=env
-                )
+                result = await self._run(list(cmd), limits, data, cwd=_inside(cwd), env=env)
         except sandbox.SandboxError as exc:  # bwrap's failure must not read as the command's output
             raise SandboxUnavailableError(str(exc)) from exc
         stdout = result.stdout.decode("utf-8", errors="replace")
         if result.timed_out:
             raise TimeoutError(f"command timed out after {wall:g} s: {cmd!r:.200}")
+        if _exec_refused(list(cmd), result):
+            raise PermissionError(errno.EACCES, "Permission denied executing command", cmd[0])
         if result.output_limited:
             raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR, stdout)
         returncode = result.returncode if result.returncode is not None else -9
@@ -178,7 +232,26 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     async def _python(self, program: str, args: list[str], stdin: bytes | None, output_bytes: int = 1 << 16):
         limits = dataclasses.replace(PROVIDER_LIMITS, wall_s=120.0, cpu_s=120, output_bytes=output_bytes)
         argv = [sandbox.sandbox_python(), "-I", "-S", "-c", program, *args]
-        return await sandbox.run_sandboxed(argv, limits=limits, stdin=stdin, workdir=self.directory, cwd=WORKDIR)
+        return await self._run(argv, limits, stdin, cwd=WORKDIR)
+
+    async def _run(
+        self,
+        argv: list[str],
+        limits: sandbox.SandboxLimits,
+        stdin: bytes | None,
+        cwd: str,
+        env: dict[str, str] | None = None,
+    ) -> sandbox.SandboxResult:
+        return await sandbox.run_sandboxed(
+            argv,
+            files=ETC,
+            limits=limits,
+            stdin=stdin,
+            workdir=self.directory,
+            tmpdir=self.tmp_directory,
+            cwd=cwd,
+            env=env,
+        )
 
     @staticmethod
     def _raise_for(result: sandbox.SandboxResult, file: str) -> None:
@@ -186,7 +259,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             raise TimeoutError(f"file operation on {file} timed out")
         if result.output_limited or result.returncode == EXIT_TOO_LARGE:
             raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, None)
-        if result.returncode in _EXIT_ERRORS:
-            raise _EXIT_ERRORS[result.returncode](f"{file} (in the bwrap sandbox)")
+        if result.returncode in _EXIT_ERRORS:  # errno-style: str() names the file and says "Is a directory"
+            raise _EXIT_ERRORS[result.returncode](result.returncode, os.strerror(result.returncode), file)
         if result.returncode != 0:
             raise RuntimeError(f"file operation on {file} failed: {result.stderr.decode(errors='replace')[-500:]}")
