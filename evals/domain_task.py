@@ -1,7 +1,7 @@
 """The eval task and scorer of every domain that declares its judge as ``grade`` (problems/domains.py): one task for
 all of them, so a new domain needs no Inspect code of its own.
 
-    inspect eval evals/domain_task.py@domain_verified -T domain=<name> --model hf/models/smollm2-135m-instruct
+    inspect eval evals/domain_task.py@domain_verified -T domain=<name> --model hf/models/smollm2-135m-instruct -M do_sample=false
     inspect score LOG --scorer verigrpo/domain_scorer -S domain=<name> --action append --model none/none
 
 Each sample is the domain's training row (the prompt training samples from, the ``answer`` column as target), and the

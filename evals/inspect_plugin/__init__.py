@@ -16,10 +16,18 @@ registered here too (Inspect matches sandbox names without the prefix: ``sandbox
 the model provider ``verigrpo`` (``evals/checkpoint_model.py``): ``--model verigrpo/<run dir>`` evaluates
 a training checkpoint loaded as its run.json says it was trained (4-bit base included). So is
 ``verigrpo-policy`` (``evals/policy_model.py``), the policy in memory that a run's held-out evals score.
+The hook ``verigrpo/exit_status`` makes ``inspect eval`` of this project's tasks exit 1 when a task ended in error or
+completed no sample (Inspect's own ``inspect eval`` exits 0 then; only ``eval-set`` reports it), so a script or CI
+that runs a documented command sees the failure.
 pyproject.toml maps this folder to the package name and declares the
 ``inspect_ai`` entry point that imports it.
 """
 
+from pathlib import Path
+
+import click
+from inspect_ai.hooks import Hooks, RunEnd, hooks
+from inspect_ai.log import EvalLog
 from inspect_ai.model import modelapi
 from inspect_ai.scorer import Metric, Scorer, mean, metric, scorer, stderr
 from inspect_ai.util import sandboxenv
@@ -106,3 +114,38 @@ def policy_provider() -> type:
     from evals.policy_model import policy_api
 
     return policy_api()
+
+
+EVALS_DIR = Path(__file__).resolve().parent.parent  # the folder of this project's task files (evals/)
+
+
+def failed_task(log: EvalLog) -> str | None:
+    """Why a log of one of this project's tasks is a failure (an error status, or no sample completed); None when it
+    completed a sample, or when the task is not one of ours."""
+    task_file = log.eval.task_file
+    if not task_file or EVALS_DIR not in Path(task_file).resolve().parents:
+        return None
+    completed = log.results.completed_samples if log.results else 0
+    if log.status == "success" and completed > 0:
+        return None
+    return f"{log.eval.task} ended with status {log.status!r}, {completed} sample(s) completed"
+
+
+def _exit_one() -> None:
+    raise click.exceptions.Exit(1)
+
+
+@hooks(name=_name("exit_status"), description="inspect eval of a verigrpo task exits 1 when it failed")
+class ExitStatus(Hooks):
+    """On the ``inspect eval`` command line only (a click command is running), a run with a failed verigrpo task
+    makes the command exit 1, with one line on stderr per failed task; ``inspect_ai.eval()`` from Python is
+    untouched (callers read ``log.status``)."""
+
+    async def on_run_end(self, data: RunEnd) -> None:
+        ctx = click.get_current_context(silent=True)
+        failures = [reason for log in data.logs if (reason := failed_task(log))]
+        if data.exception is not None or ctx is None or not failures:
+            return
+        for reason in failures:
+            click.echo(f"verigrpo: {reason}: exit status 1", err=True)
+        ctx.call_on_close(_exit_one)

@@ -9,6 +9,8 @@ its help, and the TRL keys a run usually sets, each with the value the given ``-
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
 
 from train.config.arguments import ScriptArguments
 from train.config.recipe_base import resolve_recipe
@@ -20,7 +22,7 @@ COMMON_TRL_KEYS = {
     "use_peft": "train a LoRA adapter instead of every weight",
     "lora_r": "LoRA rank",
     "output_dir": "where checkpoints, run.json and rollouts/ go",
-    "max_steps": "optimizer steps (-1: num_train_epochs)",
+    "max_steps": "optimizer steps (>= 1)",
     "per_device_train_batch_size": "completions per step per device (prompts x num_generations)",
     "num_generations": "completions per prompt (the GRPO group)",
     "max_completion_length": "tokens per completion",
@@ -34,6 +36,34 @@ COMMON_TRL_KEYS = {
     "resume_from_checkpoint": "continue <output_dir>/checkpoint-N exactly: same data order, optimizer state and RNG",
     "use_vllm": "generate rollouts with vLLM",
 }
+
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+SCRIPT_HELP_TAIL = (
+    "Every other --KEY VALUE is a key of train/grpo.py's config (python train/grpo.py --help; --help-all for every "
+    "TRL key)."
+)
+
+
+def print_help(text: str) -> None:
+    """Print ``text`` and exit 0, quietly when the reader has gone (``--help | head``: no BrokenPipeError)."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        sys.stdout = None  # nothing left to flush at exit
+    raise SystemExit(0)
+
+
+def script_help(doc: str, argv: list[str]) -> None:
+    """A script that passes its arguments to the trainer's parser answers ``-h``/``--help`` with its own ``doc``
+    (and exits) before that parser, which would print train/grpo.py's page, sees them."""
+    if "-h" in argv or "--help" in argv:
+        print_help(f"{doc.strip()}\n\n{SCRIPT_HELP_TAIL}")
+
+
+def shipped_configs() -> list[str]:
+    """Every recipe in configs/ (the base: files they extend are not run on their own)."""
+    return sorted(f"configs/{path.name}" for path in CONFIGS.glob("*.yaml"))
 
 
 def _config_values(config: str | None) -> dict:
@@ -65,8 +95,8 @@ def project_help(config: str | None = None) -> str:
         "overridden on the command line, e.g. --max_steps 2. Bad values are refused (exit 2) before",
         "any model loads.",
         "",
-        f"  {'--config FILE':<30s} the run's YAML config: configs/cpu-smollm2.yaml (CPU default),",
-        f"  {'':<30s} configs/cpu-smollm2-code.yaml, configs/qwen2.5-1.5b-*.yaml (GPU)",
+        f"  {'--config FILE':<30s} the run's YAML config (configs/cpu-smollm2.yaml: the CPU default); shipped:",
+        *(f"  {'':<30s} {name}" for name in shipped_configs()),
         f"  {'--help-all':<30s} every key TRL accepts (GRPOConfig, ModelConfig; long)",
         "",
         "data, rewards and prompt (train/config/arguments.py):",

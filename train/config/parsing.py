@@ -2,18 +2,35 @@
 
 TRL's ``TrlParser`` does the parsing; unknown keys in the YAML or on the command line are errors. A recipe's
 ``base:`` chain (``train/config/recipe_base.py``) is merged first, so TRL reads one resolved mapping.
-Its ValueErrors become ``ConfigError`` paragraphs that name the key and the fix. ``-h``/``--help``
-prints the project's own page (``train/config/cli_help.py``) without importing TRL.
+Its ValueErrors become ``ConfigError`` paragraphs that name the key and the fix; so do argparse's errors (a value
+of the wrong type names the file or the command line, the key and the type, without argparse's usage dump). Options
+are never abbreviated (``--max_step`` is not ``--max_steps``). Every key's range is checked on the parsed values,
+before any dataclass is built, so all bad values are named at once; ``max_steps: -1`` (TRL's "train
+num_train_epochs", an unbounded run) is refused. ``-h``/``--help`` prints the project's own page
+(``train/config/cli_help.py``) without importing TRL.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from pathlib import Path
 
-from train.config.arguments import ConfigError, ScriptArguments, grpo_config_class, model_config_class
-from train.config.cli_help import project_help
+import yaml
+
+from train.config.arguments import (
+    GRPO_BOUNDS,
+    MODEL_BOUNDS,
+    SCRIPT_BOUNDS,
+    ConfigError,
+    ScriptArguments,
+    grpo_config_class,
+    model_config_class,
+    out_of_range,
+    refuse,
+)
+from train.config.cli_help import print_help, project_help
 from train.config.distributed_checks import check_launcher
 from train.config.machine_checks import gpu_recipe_refusal
 from train.config.recipe_base import resolved_copy
@@ -42,12 +59,9 @@ def parse_config(argv: list[str] | None = None):
             "The bundled configs are in configs/ (the CPU default: configs/cpu-smollm2.yaml)."
         )
     if "-h" in argv or "--help" in argv:
-        print(project_help(config))
-        raise SystemExit(0)
+        print_help(project_help(config))
     check_launcher()  # before TrainingArguments, which fails with a traceback when DeepSpeed is chosen but absent
-    from trl import TrlParser
-
-    parser = TrlParser((ScriptArguments, grpo_config_class(), model_config_class()))
+    parser = checked_parser(config, argv)
     if "--help-all" in argv:
         parser.parse_args_and_config(args=["--help"])  # argparse prints everything and exits 0
     try:
@@ -59,6 +73,66 @@ def parse_config(argv: list[str] | None = None):
         raise
     except ValueError as exc:
         raise ConfigError(explain(str(exc))) from None
+
+
+UNBOUNDED_STEPS = (
+    "max_steps must be >= 1, got -1: TRL reads -1 as 'train num_train_epochs over the dataset', a run whose length "
+    "nobody chose and this check cannot bound. Give the number of optimizer steps, e.g. --max_steps 20"
+)
+ARGPARSE_TYPE_ERROR = re.compile(r"argument --(\w+)(?:/[^:]*)?: invalid (\w+) value: (.*)")
+ARGPARSE_BOOL_ERROR = re.compile(r"argument --(\w+)(?:/[^:]*)?: Truthy value expected: got (.*?) but")
+TYPE_NAMES = {"int": "an integer", "float": "a number", "string_to_bool": "true or false"}
+
+
+def _config_keys(config: str | None) -> dict:
+    """The config file's own keys (not its ``base:`` chain): where a value came from."""
+    try:
+        loaded = yaml.safe_load(Path(config).read_text()) if config else None
+    except (OSError, yaml.YAMLError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def argparse_message(message: str, config: str | None, argv: list[str]) -> str:
+    """argparse's one-line error as the project's paragraph: where the value was set, the key, the type it needs."""
+    match = ARGPARSE_TYPE_ERROR.match(message)
+    boolean = ARGPARSE_BOOL_ERROR.match(message)
+    if match:
+        key, kind, value = match.groups()
+    elif boolean:
+        key, kind, value = boolean.group(1), "string_to_bool", repr(boolean.group(2))
+    else:
+        return (
+            f"{message.rstrip('.')}. `python train/grpo.py --help` lists the project's keys, --help-all every TRL key."
+        )
+    on_command_line = any(a == f"--{key}" or a.startswith(f"--{key}=") for a in argv)
+    if on_command_line:
+        where = "on the command line"
+    elif key in _config_keys(config):
+        where = f"in {config}"
+    else:
+        where = f"in the base: chain of {config}"
+    need = TYPE_NAMES.get(kind, f"a {kind}")
+    return f"{key}: {value} is not {need} (set {where}). Give {key} {need}."
+
+
+def checked_parser(config: str | None, argv: list[str]):
+    """TRL's parser with no abbreviated options, argparse's errors as ConfigError and every range checked at once."""
+    from trl import TrlParser
+
+    class CheckedParser(TrlParser):
+        def error(self, message: str):  # argparse's error(): usage dump + exit 2; ours: one paragraph
+            raise ConfigError(argparse_message(message, config, argv))
+
+        def parse_known_args(self, args=None, namespace=None):
+            parsed, rest = super().parse_known_args(args, namespace)
+            problems = out_of_range(parsed, SCRIPT_BOUNDS + GRPO_BOUNDS + MODEL_BOUNDS)
+            if getattr(parsed, "max_steps", None) == -1:
+                problems.append(UNBOUNDED_STEPS)
+            refuse(problems)
+            return parsed, rest
+
+    return CheckedParser((ScriptArguments, grpo_config_class(), model_config_class()), allow_abbrev=False)
 
 
 def _with_config(argv: list[str], path: str) -> list[str]:
