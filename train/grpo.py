@@ -68,6 +68,9 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
+    from train.config.exploit_preflight import exploit_preflight
+
+    exploit_preflight(problems, script_args, training_args)  # a reward that pays a scripted cheat stops here (exit 2)
     held_out = _held_out_eval(script_args, training_args)  # the held-out problems load here too
     track_best(held_out, training_args)  # train/guards/run_guards.py
     train_dataset = to_dataset(problems, script_args.num_shots, tools=bool(script_args.tools))

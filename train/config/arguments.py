@@ -150,6 +150,15 @@ class ScriptArguments:
         default=False,
         metadata={"help": "stop the run (exit code 4, last step saved) when the reward-hacking alarm fires"},
     )
+    exploit_probe: bool = field(
+        default=True,
+        metadata={
+            "help": "before the model loads, play scripted cheats that need no work (the question's numbers side by "
+            "side, hedged, listed, the computation restated; problems/exploit_probe.py) on a sample of the training "
+            "problems through the run's judging rewards, and stop (exit code 2) when one pays or raises; false: train "
+            "anyway (train/config/exploit_preflight.py)"
+        },
+    )
     # ---- tool use (docs/tool-use.md; checked in train/config/tool_checks.py) ----
     tools: list[str] = field(
         default_factory=list,
