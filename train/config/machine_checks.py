@@ -11,7 +11,7 @@ through an adapter engine (``train/engines/``); a full-weights policy keeps TRL'
 
 from __future__ import annotations
 
-from train.config.device_capability import check_device_capability
+from train.config.device_capability import check_device_capability, check_torch_runs_on_device
 from train.config.memory_model import (  # noqa: F401 - the memory model's names, also read here by older callers
     CUDA_CONTEXT,
     GIB,
@@ -60,7 +60,15 @@ def device_count() -> int:
 
 
 def gpu_recipe_refusal(setting: str, cpu_fix: str) -> str:
-    """The refusal of a GPU config on a machine without one: ``setting`` made it a GPU run, ``cpu_fix`` undoes it."""
+    """The refusal of a GPU config on a machine where torch sees no GPU: ``setting`` made it a GPU run, ``cpu_fix``
+    undoes it. When the machine has an NVIDIA driver torch cannot use (too old for torch's CUDA, a CPU-only torch, a
+    card CUDA 13 dropped, a hidden device), the refusal names the driver, the minimum and what to install instead."""
+    from train.config.nvidia_driver import why_torch_sees_no_gpu
+
+    why = why_torch_sees_no_gpu()
+    if why is not None:
+        problem, fix = why
+        return f"this is a GPU recipe ({setting}) and {problem}. To run it: {fix}."
     return (
         f"this is a GPU recipe ({setting}) and no CUDA GPU is visible. Run it on a GPU; on this machine use "
         f"{CPU_CONFIGS}, or {cpu_fix} to run this config on CPU (slow)."
@@ -74,6 +82,7 @@ def check_machine(script_args, training_args, model_args) -> None:
         raise MachineConfigError(gpu_recipe_refusal("use_cpu is false", "set `use_cpu: true`"))
     check_vllm(training_args, model_args, cuda=cuda, server_urls=script_args.vllm_server_urls)
     if cuda and not training_args.use_cpu:
+        check_torch_runs_on_device()  # torch's CUDA build has kernels for this card (CUDA 13: 7.5 and up)
         check_device_capability(training_args, model_args)  # bf16 in vLLM below compute capability 8.0
         from train.config.distributed_checks import check_placement, check_shared_gpu
 

