@@ -1,4 +1,5 @@
-"""Helpers both wings use: the text of a TRL completion, and running a coroutine from sync code."""
+"""Helpers both wings use: the text of a TRL completion, a bounded repr for messages, and running a coroutine
+from sync code."""
 
 from __future__ import annotations
 
@@ -21,6 +22,47 @@ def completion_text(completion) -> str:
         turns = [str(m.get("content") or "") for m in completion if m.get("role", "assistant") == "assistant"]
         return "\n".join(turn for turn in turns if turn)
     raise TypeError(f"completion must be a str or a list of chat messages, got {type(completion).__name__}")
+
+
+BRIEF_CHARS = 200  # characters of model text (or a reference) a message or log line quotes
+
+
+def brief(value, limit: int = BRIEF_CHARS) -> str:
+    """A repr for messages that stays short whatever ``value`` is: long text is cut in the middle (its length
+    said), and an int is never turned into decimal digits past Python's int-to-str limit (4,300 digits,
+    ``sys.get_int_max_str_digits``), which raises ``ValueError`` from inside an f-string.
+
+    >>> brief("7" * 1000, limit=36)
+    "'77777777'…'77777777' (1000 chars)"
+    >>> brief(10**5000)
+    'an int of about 5001 digits'
+    >>> brief("4")
+    "'4'"
+    """
+    if value is None or isinstance(value, (bool, float)):
+        return repr(value)
+    if isinstance(value, int):
+        if value.bit_length() > 3 * limit:  # ~0.3 decimal digits per bit: short ints are shown whole
+            return f"an int of about {int(value.bit_length() * 0.30103) + 1} digits"
+        return repr(value)
+    if not isinstance(value, (str, bytes)):
+        return f"<{type(value).__name__}>"  # its repr may print huge ints (sympy numbers): not called
+    if len(value) <= limit:
+        return repr(value)
+    keep = max(1, limit // 2 - 10)
+    return f"{value[:keep]!r}…{value[-keep:]!r} ({len(value)} chars)"
+
+
+def clip(text: str, limit: int = 2000) -> str:
+    """``text`` (a message, not a value to quote) cut in the middle to about ``limit`` characters.
+
+    >>> clip("abc"), clip("x" * 50 + "y" * 50, limit=40)
+    ('abc', 'xxxxxxxxxxxxxx … [72 chars cut] … yyyyyyyyyyyyyy')
+    """
+    if len(text) <= limit:
+        return text
+    keep = max(1, limit // 2 - 6)
+    return f"{text[:keep]} … [{len(text) - 2 * keep} chars cut] … {text[-keep:]}"
 
 
 def run_blocking(coroutine):

@@ -23,6 +23,17 @@ Workers only take requests once warm (imports done and a warm-up corpus compared
 that is killed is replaced by one that warms in the background. They get the caller's import path
 (``sys.path``), so packages found through ``PYTHONPATH`` or a ``.pth`` file work in them too.
 
+**Nothing poisons the pool for good.** A worker that cannot start or restart (a fork refused on a busy
+machine, a warm-up past ``STARTUP_TIMEOUT_S``, an exit during its imports) is started again after a
+backoff (``RESTART_BACKOFF_S`` doubling to ``RESTART_BACKOFF_MAX_S``), for as long as the pool lives.
+Until the pool has had one warm worker, a failed start is most likely a broken installation: calls and
+``warm_up()`` raise ``VerifierUnavailable`` with the worker's own error (and the retries go on, so a
+transient failure heals). Once it has been warm, a failed restart only leaves it short-handed: calls wait
+for a worker within their deadline (``VerifierOverloaded`` when none comes, naming the last start error).
+A worker found dead before a request (killed while idle) is replaced and the call takes another; one
+that dies during a request has it retried on another worker within the deadline, and only
+``DEATHS_PER_CALL`` deaths in one call are a ``VerifierBug`` (then the pair itself kills workers).
+
 The pool's first start in a process (one worker's imports and warm-up, 1-2 s of CPU) is announced, not
 hidden in a call: ``rewards.warm_up()`` does it (the trainer calls it while the model loads, the Inspect
 math scorer starts it in the background when a task is built). A process that skips it pays the start in
@@ -34,6 +45,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import select
 import subprocess
@@ -45,18 +57,32 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from rewards.common import brief, clip
+
+logger = logging.getLogger(__name__)
+
 # The settings below are read at each use (not frozen at import): an override set on this module (tests do)
 # wins, then the environment variable, then the default.
 CPU_NET_S: float | None = None  # VERIGRPO_VERIFY_CPU_S, default 1.0
 DEADLINE_S: float | None = None  # VERIGRPO_VERIFY_DEADLINE_S, default 0.9
 POOL_SIZE: int | None = None  # VERIGRPO_VERIFY_WORKERS, default cores clamped to 4..8
 STARTUP_TIMEOUT_S = 120.0  # a worker's imports and warm-up, on a very busy machine
+RESTART_BACKOFF_S = 0.5  # wait before starting again a worker that failed to start; doubles per failure in a row
+RESTART_BACKOFF_MAX_S = 30.0  # ... up to this
 KILL_GRACE_CPU_S = 0.3  # CPU a worker may use past the guard (its own stop failed) before the host kills it
+DEATHS_PER_CALL = 3  # workers that may die during one call (killed from outside) before the pair is blamed
 ABANDONED_WAIT_S = 60.0  # wall time an abandoned request may take to finish before its worker is killed
 _POLL_S = 0.02
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding rewards/ (this is rewards/math/)
+# In the worker only, Python's int->str limit (4,300 digits) is raised to the structural bound on values
+# (``complexity.MAX_LOG10``, 20,000 digits) plus a margin: sympy prints and reprs integers inside a
+# comparison (messages, ``srepr``), and a number within the documented allowance must not turn into a
+# ValueError there. The limit guards against quadratic-time conversion; at 21,000 digits one conversion
+# costs ~20 ms here, and the worker's CPU guard bounds the whole comparison anyway.
 _BOOT = (
     "import json, sys; sys.path[:0] = [p for p in json.loads(sys.argv[1]) if p not in sys.path]; "
+    "from rewards.math.complexity import MAX_LOG10; "
+    "hasattr(sys, 'set_int_max_str_digits') and sys.set_int_max_str_digits(int(MAX_LOG10) + 1000); "
     "from rewards.math.symbolic import serve; serve()"
 )
 
@@ -88,7 +114,8 @@ class VerifierBug(VerifierError):
 
 
 class VerifierUnavailable(VerifierError):
-    """The worker processes cannot start (a missing package, a broken environment)."""
+    """The worker processes cannot start (a missing package, a broken environment): raised only while the pool
+    has never had a warm worker, or once it is closed."""
 
 
 class VerifierOverloaded(VerifierError):
@@ -140,21 +167,32 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICK  # utime, stime (fields 14 and 15)
 
 
+class _WorkerDied(VerifierBug):
+    """The worker process exited (or its pipe broke) during a request."""
+
+
 class _Worker:
     def __init__(self) -> None:
         self._stderr = tempfile.TemporaryFile()
         env = {"PATH": os.environ.get("PATH", ""), "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
         if "PYTHONPATH" in os.environ:
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, json.dumps(import_path())],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env=env,
-            close_fds=True,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, json.dumps(import_path())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                env=env,
+                close_fds=True,
+            )
+        except BaseException:
+            self._stderr.close()
+            raise
         self._buffer = b""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
 
     def _read_some(self, timeout: float) -> bool:
         """Wait up to ``timeout`` for output; True when a whole line is buffered."""
@@ -164,7 +202,7 @@ class _Worker:
         if select.select([fd], [], [], max(timeout, 0))[0]:
             chunk = os.read(fd, 65536)
             if not chunk:
-                raise VerifierBug(f"verifier worker exited with code {self.proc.wait()}: {self.stderr_tail()}")
+                raise _WorkerDied(f"verifier worker exited with code {self.proc.wait()}: {self.stderr_tail()}")
             self._buffer += chunk
         return b"\n" in self._buffer
 
@@ -183,8 +221,9 @@ class _Worker:
         while not self._read_some(min(_POLL_S * 10, deadline - time.monotonic())):
             if time.monotonic() >= deadline:
                 raise VerifierUnavailable(f"verifier worker did not start within {timeout:.0f}s")
-        if self._take_line() != b"ready":
-            raise VerifierUnavailable(f"verifier worker did not start: {self.stderr_tail()}")
+        line = self._take_line()
+        if line != b"ready":
+            raise VerifierUnavailable(f"verifier worker did not start ({brief(line)}): {self.stderr_tail()}")
 
     def send(self, payload: dict) -> float | None:
         """Send one request; returns the worker's CPU seconds at that moment (None if unknown)."""
@@ -204,7 +243,13 @@ class _Worker:
             now = time.monotonic()
             wait = min(deadline, check_from) - now if now < check_from else min(0.05, deadline - now)
             if self._read_some(wait):
-                return json.loads(self._take_line())
+                line = self._take_line()
+                try:
+                    reply = json.loads(line)
+                    reply["status"], reply["detail"]
+                except (ValueError, TypeError, KeyError):
+                    raise VerifierBug(f"verifier worker sent an unreadable reply: {brief(line)}") from None
+                return reply
             now = time.monotonic()
             if now >= check_from:
                 cpu_now = _cpu_seconds(self.proc.pid) if cpu_start is not None else None
@@ -215,7 +260,10 @@ class _Worker:
                 raise _Late
 
     def kill(self) -> None:
-        self.proc.kill()
+        try:
+            self.proc.kill()
+        except OSError:  # already reaped
+            pass
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout, self._stderr):
             try:
@@ -250,7 +298,9 @@ class WorkerPool:
         self._ready_count = 0  # workers that have finished starting
         self._first_ready = threading.Event()  # one worker is warm: calls can be served
         self._started = threading.Event()  # every worker of the first start is warm
-        self._failure: str | None = None
+        self._failure: str | None = None  # why the pool has no warm worker yet (set only before the first one)
+        self._start_failures = 0  # failed starts in a row (the backoff doubles with each)
+        self._last_start_error: str | None = None
         self._closed = False
         self._start_worker()  # one first, alone on the CPU: the others start once it is warm
 
@@ -260,7 +310,11 @@ class WorkerPool:
         with self._cond:
             if self._closed:  # a start that was due when the pool closed (the exit of a process still warming)
                 return
-        worker = _Worker()  # outside the lock: a fork under load is slow, and callers must not wait on it
+        try:
+            worker = _Worker()  # outside the lock: a fork under load is slow, and callers must not wait on it
+        except OSError as exc:  # fork or exec refused (EAGAIN, ENOMEM, too many open files): try again later
+            self._start_failed(f"verifier worker could not be started: {exc}")
+            return
         with self._cond:
             closed = self._closed
             if not closed:
@@ -273,18 +327,15 @@ class WorkerPool:
     def _warm(self, worker: _Worker) -> None:
         try:
             worker.wait_ready(STARTUP_TIMEOUT_S)
-        except (OSError, ValueError):  # its pipes were closed under us: the pool is shutting down
+        except Exception as exc:  # a start that failed, or pipes closed under us by close()
             with self._cond:
                 if self._closed:
                     return
-            raise
-        except VerifierError as exc:
             self._discard(worker)
-            with self._cond:
-                self._failure = str(exc)
-                self._cond.notify_all()
+            self._start_failed(str(exc) if isinstance(exc, VerifierError) else f"{type(exc).__name__}: {exc}")
             return
         with self._cond:
+            self._start_failures, self._failure = 0, None
             self._ready_count += 1
             first = not self._first_ready.is_set()
             self._first_ready.set()
@@ -294,6 +345,27 @@ class WorkerPool:
         if first:
             for _ in range(self.size - 1):
                 self._start_worker()
+
+    def _start_failed(self, message: str) -> None:
+        """A worker did not start: say why, and start one again after a backoff (never give up for good)."""
+        with self._cond:
+            if self._closed:
+                return
+            self._start_failures += 1
+            failures, self._last_start_error = self._start_failures, message
+            if not self._first_ready.is_set():
+                self._failure = message  # no warm worker yet: calls raise VerifierUnavailable with this
+            else:
+                self._started.set()  # the first start is over; the pool runs short-handed until the retry
+            self._cond.notify_all()
+        delay = min(RESTART_BACKOFF_MAX_S, RESTART_BACKOFF_S * 2 ** (failures - 1))
+        logger.warning(
+            "verifier worker failed to start (%d in a row), trying again in %.1fs: %s", failures, delay, message
+        )
+        timer = threading.Timer(delay, self._start_worker)
+        timer.daemon = True
+        timer.name = "verifier-worker-restart"
+        timer.start()
 
     def _release(self, worker: _Worker) -> None:
         """Hand a free worker to the longest-waiting caller (first come, first served), else park it."""
@@ -318,8 +390,8 @@ class WorkerPool:
         self._discard(worker)
         with self._cond:
             closed = self._closed
-        if not closed:
-            self._start_worker()  # warms in the background; takes requests only when ready
+        if not closed:  # forks and warms in the background (a fork under load is slow); takes requests when ready
+            threading.Thread(target=self._start_worker, name="verifier-worker-start", daemon=True).start()
 
     def _acquire(self, budget: Budget) -> _Worker:
         if not self._started.is_set():
@@ -328,7 +400,18 @@ class WorkerPool:
             # start-up limit instead of the deadline; the verdict does not depend on either
             self.wait_ready(first_only=True)
             budget.deadline = max(budget.deadline, time.monotonic() + STARTUP_TIMEOUT_S)
-        deadline = budget.deadline
+        while True:
+            worker = self._take_worker(budget.deadline)
+            if worker.alive():
+                return worker
+            logger.warning(
+                "verifier worker %d was found dead (exit %s) before a request: replaced",
+                worker.proc.pid,
+                worker.proc.returncode,
+            )
+            self._replace(worker)
+
+    def _take_worker(self, deadline: float) -> _Worker:
         with self._cond:
             self._check_usable()
             if self._idle and not self._waiters:
@@ -343,11 +426,21 @@ class WorkerPool:
                 if failed or time.monotonic() >= deadline:
                     self._waiters.remove(waiter)
                     self._check_usable()
-                    raise VerifierOverloaded("no verifier worker became free before the call's deadline")
+                    raise VerifierOverloaded(self._no_worker_message())
+        if waiter.worker is None:  # woken by close()
+            with self._cond:
+                self._check_usable()
+            raise VerifierOverloaded(self._no_worker_message())
         if time.monotonic() >= deadline:  # handed one in time, but this thread ran too late to use it
             self._release(waiter.worker)
-            raise VerifierOverloaded("no verifier worker became free before the call's deadline")
+            raise VerifierOverloaded(self._no_worker_message())
         return waiter.worker
+
+    def _no_worker_message(self) -> str:
+        message = "no verifier worker became free before the call's deadline"
+        if self._start_failures:
+            message += f" ({self._start_failures} worker start(s) failed in a row, retrying: {self._last_start_error})"
+        return message
 
     def _check_usable(self) -> None:
         if self._failure is not None:
@@ -359,13 +452,8 @@ class WorkerPool:
         """Let an abandoned request finish (bounded by the CPU guard), then reuse the worker."""
         try:
             reply = worker.await_reply(cpu_start, cpu_limit, time.monotonic() + ABANDONED_WAIT_S)
-        except (_Late, VerifierError):
+        except Exception:  # late, dead, unreadable, or its pipes closed under us by close()
             reply = None
-        except (OSError, ValueError):  # its pipes were closed under us: the pool is shutting down
-            with self._cond:
-                if self._closed:
-                    return
-            raise
         if reply is None:
             self._replace(worker)
         else:
@@ -378,10 +466,27 @@ class WorkerPool:
 
         Returns (status, detail), a verdict that does not depend on time. Raises ``VerifierOverloaded`` at
         the deadline, ``VerifierTooSlow`` when the CPU guard (or the memory limit) stops the comparison,
-        and ``VerifierBug`` / ``VerifierUnavailable`` when the verifier itself fails.
+        and ``VerifierBug`` / ``VerifierUnavailable`` when the verifier itself fails. A worker that dies during
+        the request (killed from outside, or by the pair) is replaced and the request retried on another worker
+        within the deadline; ``DEATHS_PER_CALL`` deaths in one call raise ``VerifierBug`` (the pair kills workers).
         """
+        for attempt in range(1, DEATHS_PER_CALL + 1):
+            try:
+                return self._compare_once(candidate, reference, places, budget)
+            except _WorkerDied as exc:
+                if attempt == DEATHS_PER_CALL or time.monotonic() >= budget.deadline:
+                    raise VerifierBug(
+                        f"{brief(candidate)} vs {brief(reference)}: {attempt} worker(s) died on this call: {exc}"
+                    ) from None
+                logger.warning(
+                    "verifier worker died during %s vs %s, retrying: %s", brief(candidate), brief(reference), exc
+                )
+        raise AssertionError("unreachable")
+
+    def _compare_once(self, candidate: str, reference: str, places: int | None, budget: Budget) -> tuple[str, str]:
         worker = self._acquire(budget)
         cpu_limit = budget.cpu_net
+        cpu_start = None
         try:
             cpu_start = worker.send(
                 {"candidate": candidate, "reference": reference, "places": places, "cpu": cpu_limit}
@@ -396,21 +501,20 @@ class WorkerPool:
             ) from None
         except OSError as exc:  # a broken pipe: the worker died under us
             self._replace(worker)
-            raise VerifierBug(f"verifier worker died: {exc}") from None
+            raise _WorkerDied(f"verifier worker died: {exc}") from None
         except BaseException:
             self._replace(worker)
             raise
+        pair = f"{brief(candidate)} vs {brief(reference)}"
         if reply is None:  # its own CPU stop did not land: a stuck C call
             self._replace(worker)
-            raise VerifierTooSlow(
-                f"{candidate!r} vs {reference!r}: the comparison ran past the {cpu_limit:g}s CPU guard (worker killed)"
-            )
+            raise VerifierTooSlow(f"{pair}: the comparison ran past the {cpu_limit:g}s CPU guard (worker killed)")
         self._release(worker)
         if reply["status"] == "error":
-            raise VerifierBug(f"verifier worker raised on {candidate!r} vs {reference!r}:\n{reply['detail']}")
+            raise VerifierBug(f"verifier worker raised on {pair}:\n{clip(str(reply['detail']))}")
         if reply["status"] == "net":
-            raise VerifierTooSlow(f"{candidate!r} vs {reference!r}: {reply['detail']} (the safety net)")
-        return reply["status"], reply["detail"]
+            raise VerifierTooSlow(f"{pair}: {clip(str(reply['detail']), 500)} (the safety net)")
+        return reply["status"], str(reply["detail"])
 
     def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S, first_only: bool = False) -> None:
         """Block until the first start is complete, or (``first_only``) until one worker is warm.

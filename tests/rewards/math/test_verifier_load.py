@@ -23,7 +23,6 @@ from rewards.math import math_verifier
 from rewards.math.math_verifier import check
 from rewards.math.worker_pool import (
     Budget,
-    VerifierBug,
     VerifierOverloaded,
     VerifierTooSlow,
     WorkerPool,
@@ -137,17 +136,16 @@ def test_a_comparison_stopped_by_the_cpu_guard_raises_and_keeps_its_worker():
         pool.close()
 
 
-def test_a_dead_worker_is_an_error_and_its_replacement_is_warm_before_use():
-    """A worker that dies is the verifier's failure (VerifierBug), never the candidate's too_complex; the
-    replacement takes requests only after its warm-up, so the next call is not a cold start."""
+def test_a_worker_killed_while_idle_is_replaced_and_its_replacement_is_warm_before_use():
+    """A worker killed while idle (the OOM killer, an operator) is the machine's doing, not the candidate's and
+    not a verifier bug: the call finds it dead, replaces it and gets its verdict from the replacement, which
+    takes requests only after its warm-up, so the next call is not a cold start."""
     pool = WorkerPool(size=1)
     try:
         pool.wait_ready()
         (worker,) = pool._idle
         worker.proc.kill()
         worker.proc.wait()
-        with pytest.raises(VerifierBug):
-            pool.compare("2x", "x+x", None, Budget.start(deadline_s=30))
         assert pool.compare("2x", "x+x", None, Budget.start(deadline_s=60))[0] == "equal"
         (replacement,) = pool._idle
         assert replacement is not worker and replacement.proc.poll() is None
