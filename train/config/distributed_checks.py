@@ -128,7 +128,24 @@ def check_distributed(script_args, training_args, model_args, env=None) -> None:
             "set use_vllm: false."
         )
     if launch.world_size > 1:
+        check_zero3_main_only_generation(training_args, launch)
         check_waits(script_args, training_args, model_args, launch.world_size)
+
+
+def check_zero3_main_only_generation(training_args, launch: Launch) -> None:
+    """Refuse the held-out eval under ZeRO-3 without ``ds3_gather_for_generation``: the main process generates alone
+    (``train/artifacts/held_out.py``) through a model whose every forward all-gathers weight shards from all
+    processes, while the others wait in a barrier: a deadlock at the first eval. With the gather (TRL's default) the
+    weights are gathered once on every process and the main process's forward is its own."""
+    zero3 = launch.deepspeed and launch.zero_stage == 3
+    if not zero3 or training_args.ds3_gather_for_generation or training_args.eval_strategy == "no":
+        return
+    raise DistributedConfigError(
+        "ds3_gather_for_generation: false under DeepSpeed ZeRO-3 with a held-out eval (eval_strategy: "
+        f"{training_args.eval_strategy}): the main process runs the eval alone, and without the gather each of its "
+        "forwards waits for the other processes' weight shards while they wait for it: the run would hang at the "
+        "first eval. Set ds3_gather_for_generation: true (TRL's default), or eval_strategy: no."
+    )
 
 
 @dataclass(frozen=True)
