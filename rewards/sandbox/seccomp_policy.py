@@ -3,6 +3,8 @@
 A denylist on top of bubblewrap's namespaces: it removes the kernel surfaces an escape would need
 (non-Unix sockets, new namespaces, mounts, tracing, eBPF, io_uring, keyrings, modules). Built with
 libseccomp through ``pyseccomp`` (a ctypes binding), imported lazily so ``import rewards`` stays fast.
+The sandbox's init (GNU ``timeout``, pid 1) runs under it too and needs none of these: fork (``clone``
+without namespace flags), signal handlers, ``wait4`` and ``execve``.
 """
 
 from __future__ import annotations
