@@ -24,8 +24,8 @@ What differs from Inspect's docker provider:
 - the root and ``/dev`` (``/dev/shm`` included) are read-only, so ``/work`` and ``/tmp`` are the only
   writable places; POSIX shared memory and semaphores (``multiprocessing`` pools) do not work.
 - ``/work`` and ``/tmp`` live in the host's ``/tmp`` with a 1 GiB cap per file but no cap on their
-  total size (that would need a filesystem per sample). Measured before the change, ``/tmp`` was a
-  512 MiB tmpfs lasting one exec; agentic tools write ``/tmp`` in one call and read it in the next.
+  total size (that would need a filesystem per sample). ``/tmp`` was a 512 MiB tmpfs lasting one exec
+  until issue #43: agentic tools and scorers write ``/tmp`` in one call and read it in the next.
 - executing a file that is not executable raises ``PermissionError`` (recognised by ``prlimit``'s own
   message for the command's first word, as docker's provider recognises its wrapper's); a missing
   program is an ordinary result, exit 127, as with docker.
@@ -56,12 +56,12 @@ from inspect_ai.util import concurrency as concurrency_limit
 from rewards import sandbox
 
 WORKDIR = "/work"
-TMPDIR = "/tmp"
 DEFAULT_EXEC_TIMEOUT_S = 600.0  # when the caller gives none; every exec has a wall limit
-# Roomier than the verifier's limits: agentic tools run shells, compilers and test suites.
+# Roomier than the verifier's limits: agentic tools run shells, compilers and test suites. No tmp_size_mb:
+# /tmp is the sample's directory, not a tmpfs, and has the same caps as /work (file_size_mb per file).
 PROVIDER_LIMITS = sandbox.SandboxLimits(
     wall_s=DEFAULT_EXEC_TIMEOUT_S, cpu_s=int(DEFAULT_EXEC_TIMEOUT_S), memory_mb=4096, processes=256,
-    file_size_mb=1024, open_files=1024, tmp_size_mb=512,
+    file_size_mb=1024, open_files=1024,
 )  # fmt: skip
 
 # The file programs report failures as exit statuses: an errno value, read back by _raise_for.
@@ -102,8 +102,8 @@ with handle:
 
 
 def _etc() -> dict[str, bytes]:
-    """The sandbox's ``/etc``: made here, nothing of the host's. The sandbox user keeps its host uid (65534
-    when we run as root, which also owns every host file the sandbox sees, as the user namespace's overflow)."""
+    """The sandbox's ``/etc``: made here, nothing of the host's. The sandbox user keeps its host uid (65534,
+    "nobody", when we run as root; 65534 is also the id the user namespace shows for host files it does not map)."""
     uid, gid = sandbox.sandbox_dir_owner_ids()
     users = {0: ("root", 0, "/root"), 65534: ("nobody", 65534, "/nonexistent")}
     users.setdefault(uid, ("sandbox", gid, "/tmp"))
