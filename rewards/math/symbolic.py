@@ -33,16 +33,18 @@ from rewards.math.answer_tree import (  # one pair of candidate-failure types, h
 )
 from rewards.math.complexity import (
     MAX_EXPANDED_TERMS,
-    MAX_FACTOR_DEGREE,
     MAX_POLY_WORK,
     MAX_REWRITE_DEGREE,
     MAX_REWRITE_NESTING,
     MAX_SIMPLIFY_NODES,
     check_limits,
     degree_bound,
+    describe,
     expanded_terms,
+    may_factor,
     nesting,
     polynomial_work,
+    series_terms,
     symbolic_series,
 )
 from rewards.math.latex2sympy_seam import parse_latex
@@ -95,6 +97,12 @@ def _parse_latex(latex: str):
     return parse_latex(_explicit_mixed_numbers(latex), _CONVERSION)
 
 
+def _evaluate_series(expr: sympy.Basic) -> sympy.Basic:
+    """Sums and products over numeric bounds written out term by term (at most ``MAX_SERIES_TERMS`` in all, which
+    ``check_bounds`` allowed from the tree: sympy's direct evaluation, never its symbolic summation)."""
+    return expr.replace(lambda e: isinstance(e, (sympy.Sum, sympy.Product)), lambda e: e.doit())
+
+
 @lru_cache(maxsize=4096)
 def parse_leaf(text: str):
     """Parse one leaf (no top-level tuples, units or hedges; ``rewards.math.structure`` removed those)."""
@@ -111,6 +119,9 @@ def parse_leaf(text: str):
             check_bounds(element)
     else:
         check_bounds(expr)
+        if series_terms(expr) and not symbolic_series(expr):
+            expr = _evaluate_series(expr)
+            check_bounds(expr)  # what the sums and products came to is held to the same limits
     if isinstance(expr, sympy.Basic) and expr.has(sympy.nan, sympy.zoo):
         raise Unparseable("undefined value (nan or complex infinity)")
     return expr
@@ -207,7 +218,7 @@ def _factored(expr) -> tuple[sympy.Expr, Counter] | None:
 
     Unique factorization makes this a canonical form of a rational function without expanding it:
     ``(b-y)^{5000}`` and ``(y-b)^{5000}`` are both ``(y - b)^5000``. Only products of powers of bases of
-    degree at most ``MAX_FACTOR_DEGREE``.
+    a size ``complexity.may_factor`` allows (univariate up to degree 24, multivariate up to degree 6).
     """
     coefficient, factors = sympy.Integer(1), Counter()
     stack = [(expr, 1)]
@@ -222,11 +233,7 @@ def _factored(expr) -> tuple[sympy.Expr, Counter] | None:
         elif part.is_Symbol:
             factors[part] += power
         elif part.is_Add:
-            if (
-                not part.free_symbols
-                or degree_bound(part) > MAX_FACTOR_DEGREE
-                or expanded_terms(part) > MAX_EXPANDED_TERMS
-            ):
+            if not part.free_symbols or not may_factor(part):
                 return None
             try:
                 c, pieces = sympy.factor_list(part)
@@ -453,12 +460,67 @@ def _imaginary_unit(candidate, reference):
     return candidate.subs(_I, sympy.I), reference.subs(_I, sympy.I)
 
 
+def _denominators(expr) -> list:
+    """The bases of negative powers in the tree as written (``x(x-1)/(x-1)``: ``x - 1``): sympy cancels them
+    when the relation is solved or rearranged, so the points they exclude must be read here."""
+    found = []
+    for node in sympy.preorder_traversal(expr):
+        if node.is_Pow and node.args[1].is_number and node.args[1].is_negative and node.args[0].free_symbols:
+            found.append(node.args[0])
+    return found
+
+
+def _poles(rel) -> list | None:
+    """The points a relation in one variable excludes (its denominators' roots, exactly); None when unknown."""
+    symbols = rel.free_symbols
+    if len(symbols) != 1:
+        return [] if not symbols else None
+    (x,) = symbols
+    poles = []
+    for denominator in _denominators(rel.lhs) + _denominators(rel.rhs):
+        if not denominator.is_polynomial(x) or degree_bound(denominator) > solution_sets.MAX_DEGREE:
+            return None
+        found = sympy.roots(sympy.Poly(denominator, x))
+        if sum(found.values()) != sympy.degree(denominator, x):
+            return None
+        poles.extend(found)
+    return poles
+
+
+def _meets_a_pole(candidate, reference) -> bool:
+    """Whether the candidate's solutions include a point the reference relation excludes (or that is unknown).
+
+    ``\\frac{x(x-1)}{x-1} = 1`` has no solution: sympy cancels ``x - 1`` while solving, and would pay ``x = 1``.
+    """
+    if len(reference.free_symbols) != 1:
+        return False  # a relation between variables is compared as a relation (relations_equal), not solved
+    poles = _poles(reference)
+    if poles is None:
+        return True  # a denominator whose roots are not found exactly: no verdict, so not paid
+    if not poles:
+        return False
+    answer = candidate
+    if isinstance(candidate, Relational):
+        own = _poles(candidate)
+        if own is not None and all(any(_expr_equal(p, q) for q in own) for p in poles):
+            return False  # the candidate excludes the same points
+        (x,) = reference.free_symbols
+        answer = solution_sets.solution_set(candidate, x) if candidate.free_symbols == {x} else None
+        if answer is None:
+            return True
+    if isinstance(answer, sympy.FiniteSet):
+        return any(_expr_equal(value, pole) for value in answer for pole in poles)
+    if isinstance(answer, sympy.Set):
+        return any(answer.contains(pole) != sympy.false for pole in poles)
+    return True
+
+
 def compare(candidate_text: str, reference_text: str, reference_places: int | None = None) -> tuple[str, str]:
     """('equal'|'different'|'cand_unparseable'|'cand_too_complex'|'ref_invalid', detail)."""
     try:
         reference = parse_leaf(reference_text)
     except (Unparseable, TooComplex) as exc:
-        return "ref_invalid", f"{type(exc).__name__}: {exc}"
+        return "ref_invalid", f"{type(exc).__name__}: {describe(exc)}"
     try:
         candidate = parse_leaf(candidate_text)
     except Unparseable as exc:
@@ -475,6 +537,8 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
             equal = isinstance(candidate, Relational) and relations_equal(candidate, reference)
             if not equal:  # t = 3 or t = -3 (sent as \{3, -3\}) for t^2 = 9; |t| \le 4 for t^2 \le 16
                 equal = solution_sets.same_solutions(candidate, reference, _expr_equal) is True
+            if equal and _meets_a_pole(candidate, reference):  # x = 1 for x(x-1)/(x-1) = 1: 1 is excluded
+                equal = False
         elif isinstance(reference, (sympy.And, sympy.Or)):
             equal = _boolean_equal(candidate, reference)
         elif _is_logical(candidate):
@@ -493,10 +557,10 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
         sympy.polys.polyerrors.PolificationFailed,
     ) as exc:
         # sympy failing on a candidate-built expression counts against the candidate, and says so
-        return "cand_too_complex", f"sympy could not compare: {type(exc).__name__}: {exc}"
+        return "cand_too_complex", f"sympy could not compare: {type(exc).__name__}: {describe(exc)}"
     except TooComplex as exc:  # the pair is beyond a structural limit of the exact methods or the rewrite steps
         return "cand_too_complex", str(exc)
-    return ("equal" if equal else "different"), f"{candidate} vs {reference}"
+    return ("equal" if equal else "different"), f"{describe(candidate)} vs {describe(reference)}"
 
 
 # Parsed and compared once at worker start-up: ANTLR builds its prediction tables and sympy fills
