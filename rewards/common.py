@@ -33,7 +33,7 @@ def brief(value, limit: int = BRIEF_CHARS) -> str:
     ``sys.get_int_max_str_digits``), which raises ``ValueError`` from inside an f-string.
 
     >>> brief("7" * 1000, limit=36)
-    "'77777777'…'77777777' (1000 chars)"
+    "'7777777…7777777' (1000 chars)"
     >>> brief(10**5000)
     'an int of about 5001 digits'
     >>> brief("4")
@@ -47,10 +47,10 @@ def brief(value, limit: int = BRIEF_CHARS) -> str:
         return repr(value)
     if not isinstance(value, (str, bytes)):
         return f"<{type(value).__name__}>"  # its repr may print huge ints (sympy numbers): not called
-    if len(value) <= limit:
+    if len(value) <= limit and len(repr(value)) <= limit:
         return repr(value)
-    keep = max(1, limit // 2 - 10)
-    return f"{value[:keep]!r}…{value[-keep:]!r} ({len(value)} chars)"
+    keep = max(1, limit // 2 - 10)  # escapes make a repr up to 4x longer than its text: cut the reprs too
+    return f"{repr(value[:keep])[:keep]}…{repr(value[-keep:])[-keep:]} ({len(value)} chars)"
 
 
 def clip(text: str, limit: int = 2000) -> str:

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rewards.common import clip
 from rewards.verdict import Verdict
 
 FIELDS = ("answer", "reason", "explanation")
+EXPLANATION_CHARS = 2000  # an explanation quoting a long candidate is cut in the middle for the log
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,7 @@ class WhyPaid:
 
     @classmethod
     def of(cls, verdict: Verdict) -> WhyPaid:
-        return cls(verdict.answer, verdict.reason.value, verdict.explanation)
+        return cls(verdict.answer, verdict.reason.value, clip(verdict.explanation, EXPLANATION_CHARS))
 
 
 def why_column(reward_name: str, field: str) -> str:

@@ -4,6 +4,11 @@ Contract (TRL ``GRPOTrainer``): called as ``f(prompts=..., completions=..., **da
 trainer_state=..., ...)``; returns one float (or None) per completion; ignores unknown kwargs.
 Completions may be plain strings or conversational (``[{"role": "assistant", "content": ...}]``).
 Module-level functions so they pickle and can be named in a config.
+
+No completion can stop a training run: whatever the text, ``correctness`` gives each completion a verdict
+(1.0 or 0.0, with its reason) or ``None`` with a reason, logged and counted (``OUTCOMES_WITHOUT_A_VERDICT``).
+Only a bad reference that is not text at all, or a broken installation (``VerifierUnavailable``: the
+verifier's workers have never started), raise.
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 
-from rewards.common import completion_text
+from rewards.common import brief, clip, completion_text
 from rewards.math.answer_format import THINK_MODES, THINK_NONE, find_final_answer
-from rewards.math.math_verifier import InvalidReference, grade
-from rewards.math.worker_pool import VerifierOverloaded, VerifierTooSlow
+from rewards.math.answer_tree import TooComplex, Unparseable
+from rewards.math.math_verifier import InvalidReference, check_reference, grade
+from rewards.math.worker_pool import VerifierBug, VerifierOverloaded, VerifierTooSlow, VerifierUnavailable
 from rewards.reward_log import WhyPaid, log_why
 from rewards.verdict import Reason
 
@@ -23,12 +29,15 @@ logger = logging.getLogger(__name__)
 
 # Every outcome a math completion can have; each is logged every step (0.0 included) so TRL's
 # per-step average of a metric is the share of completions with that outcome.
-MATH_OUTCOMES = (
-    *(r.value for r in Reason if r is not Reason.TESTS_FAILED),
-    "invalid_reference",  # the dataset row is broken: reward None
-    "verifier_overloaded",  # no verdict within the deadline on a busy machine: reward None
-    "verifier_too_slow",  # the CPU safety net stopped a comparison within the structural limits: reward None
+# Outcomes with no verdict: the reward is None (TRL leaves the completion out of its group's mean and std),
+# a warning (an error for a verifier bug) names the sample and the pair, and the reason is counted.
+OUTCOMES_WITHOUT_A_VERDICT = (
+    "invalid_reference",  # InvalidReference: the dataset row is broken, not the policy's doing
+    "verifier_overloaded",  # VerifierOverloaded: no verdict within the deadline on a busy machine
+    "verifier_too_slow",  # VerifierTooSlow: the CPU/memory safety net stopped a comparison within the limits
+    "verifier_bug",  # VerifierBug or any other exception from grading a readable reference: please report the pair
 )
+MATH_OUTCOMES = (*(r.value for r in Reason if r is not Reason.TESTS_FAILED), *OUTCOMES_WITHOUT_A_VERDICT)
 METRIC_PREFIX = "verdict/"
 
 
@@ -47,15 +56,27 @@ def log_outcomes(outcomes: list[str], log_metric: Callable | None) -> None:
 def correctness(
     completions, answer, think: str = THINK_NONE, log_metric=None, log_extra=None, **kwargs
 ) -> list[float | None]:
-    r"""1.0 when the completion's final answer equals ``answer`` (via ``rewards.grade``), else 0.0.
+    r"""1.0 when the completion's final answer equals ``answer`` (via ``rewards.grade``), else 0.0; never raises
+    on a completion.
 
-    A reference that cannot be parsed gives ``None`` (TRL leaves it out) and a warning naming the
-    sample, because it is a dataset bug, not something the policy did; so does a verdict the busy
-    machine could not deliver within the deadline (``VerifierOverloaded``), and one the CPU safety net
-    stopped (``VerifierTooSlow``, a verifier defect to report): the answer may be right.
-    Any other verifier failure is a bug and raises. Per step, the share of completions by
-    ``Verdict`` reason goes to ``log_metric`` as ``verdict/<reason>``, and each verdict's answer,
-    reason and explanation to ``log_extra`` (``rewards.reward_log``), for the rollout log.
+    Every completion ends in one of:
+
+    - a verdict: 1.0 (``correct``) or 0.0 with its reason (``mismatch``, ``hedged``, ``unparseable``, ...).
+      A candidate the verifier's parser refuses by raising ``Unparseable`` / ``TooComplex`` past ``grade``
+      (a front-end defect: it should have been a verdict) is still the candidate's fault: 0.0 with reason
+      ``unparseable`` / ``too_complex``, and a warning saying so;
+    - ``None`` with a reason (``OUTCOMES_WITHOUT_A_VERDICT``), for trouble that is not the candidate's:
+      ``invalid_reference`` (``InvalidReference``: a dataset bug), ``verifier_overloaded`` (no verdict
+      within the deadline on a busy machine), ``verifier_too_slow`` (the CPU safety net stopped a comparison
+      within the structural limits) and ``verifier_bug`` (``VerifierBug``, or any other exception while
+      grading a readable reference: logged as an error with the pair and the traceback). The answer may be right.
+
+    Raises only for what must stop a run: ``VerifierUnavailable`` (the verifier's worker processes have never
+    started: a broken installation; ``rewards.warm_up()`` reports it before training), a reference that is
+    not a string, and completions and answers of different lengths. Per step, the share of completions with
+    each outcome goes to ``log_metric`` as ``verdict/<outcome>`` (``MATH_OUTCOMES``, 0.0 included), and
+    each completion's answer, outcome and explanation to ``log_extra`` (``rewards.reward_log``), for the
+    rollout log.
 
     >>> correctness(["2 + 2 = 4\nANSWER: 4", "ANSWER: 5", "no idea"], answer=["4", "4", "4"])
     [1.0, 0.0, 0.0]
@@ -67,33 +88,71 @@ def correctness(
     rewards: list[float | None] = []
     whys: list[WhyPaid] = []
     for index, (completion, reference) in enumerate(zip(completions, answer)):
-        try:
-            verdict = grade(completion_text(completion), reference, think=think)
-        except InvalidReference as exc:
-            logger.warning("correctness: sample %d has an unusable reference, reward is None: %s", index, exc)
-            rewards.append(None)
-            whys.append(WhyPaid(None, "invalid_reference", str(exc)))
-            continue
-        except VerifierTooSlow as exc:
-            logger.warning(
-                "correctness: sample %d: the verifier's CPU safety net stopped the comparison, reward is None "
-                "(a verifier defect: please report the pair): %s",
-                index,
-                exc,
-            )
-            rewards.append(None)
-            whys.append(WhyPaid(None, "verifier_too_slow", str(exc)))
-            continue
-        except VerifierOverloaded as exc:
-            logger.warning("correctness: sample %d got no verdict in time, reward is None: %s", index, exc)
-            rewards.append(None)
-            whys.append(WhyPaid(None, "verifier_overloaded", str(exc)))
-            continue
-        rewards.append(1.0 if verdict.correct else 0.0)
-        whys.append(WhyPaid.of(verdict))
+        if not isinstance(reference, str):
+            raise TypeError(f"answer[{index}] must be a string, got {type(reference).__name__}: fix the dataset column")
+        why = grade_one(completion_text(completion), reference, think, index)
+        rewards.append(None if why.reason in OUTCOMES_WITHOUT_A_VERDICT else 1.0 if why.reason == "correct" else 0.0)
+        whys.append(why)
     log_outcomes([why.reason for why in whys], log_metric)
     log_why("correctness", whys, log_extra)
     return rewards
+
+
+def grade_one(text: str, reference: str, think: str = THINK_NONE, index: int = 0) -> WhyPaid:
+    """One completion's outcome for ``correctness``: a verdict, or a reason from ``OUTCOMES_WITHOUT_A_VERDICT``.
+
+    ``VerifierUnavailable`` (a broken installation) is the one exception it lets through.
+    """
+    pair = f"sample {index}: {brief(text)} vs reference {brief(reference)}"
+    try:
+        return WhyPaid.of(grade(text, reference, think=think))
+    except InvalidReference as exc:
+        logger.warning("correctness: sample %d has an unusable reference, reward is None: %s", index, exc)
+        return WhyPaid(None, "invalid_reference", clip(str(exc)))
+    except VerifierTooSlow as exc:
+        logger.warning(
+            "correctness: %s: the verifier's CPU safety net stopped the comparison, reward is None "
+            "(a verifier defect: please report the pair): %s",
+            pair,
+            exc,
+        )
+        return WhyPaid(None, "verifier_too_slow", clip(str(exc)))
+    except VerifierOverloaded as exc:
+        logger.warning("correctness: %s got no verdict in time, reward is None: %s", pair, exc)
+        return WhyPaid(None, "verifier_overloaded", clip(str(exc)))
+    except VerifierUnavailable:
+        raise
+    except (Unparseable, TooComplex) as exc:
+        return _escaped_parse_error(text, reference, think, pair, exc)
+    except VerifierBug as exc:
+        logger.error("correctness: %s: the verifier failed, reward is None (please report the pair): %s", pair, exc)
+        return WhyPaid(None, "verifier_bug", f"verifier bug: {clip(str(exc), 1000)}")
+    except Exception as exc:  # any other failure of the verifier's own code: a bug, never the candidate's 0.0
+        logger.exception("correctness: %s: the verifier raised, reward is None (please report the pair)", pair)
+        return WhyPaid(None, "verifier_bug", f"verifier bug: {type(exc).__name__}: {clip(str(exc), 1000)}")
+
+
+def _escaped_parse_error(text: str, reference: str, think: str, pair: str, exc: Exception) -> WhyPaid:
+    """``Unparseable``/``TooComplex`` raised past ``grade``: the candidate's fault unless the reference fails the
+    same way when graded as its own answer (then the row is broken: ``invalid_reference``)."""
+    try:
+        check_reference(reference)
+        grade(f"ANSWER: {reference}", reference, think=think)
+    except (Unparseable, TooComplex, InvalidReference) as ref_exc:
+        logger.warning("correctness: %s: the reference itself cannot be read, reward is None: %s", pair, ref_exc)
+        return WhyPaid(None, "invalid_reference", f"reference {brief(reference)} cannot be read: {clip(str(ref_exc))}")
+    except Exception:  # the reference could not be checked now (a busy machine): the candidate's error stands
+        pass
+    reason = Reason.TOO_COMPLEX if isinstance(exc, TooComplex) else Reason.UNPARSEABLE
+    logger.warning(
+        "correctness: %s: %s raised past the verifier's front end (a defect to report), scored %s: %s",
+        pair,
+        type(exc).__name__,
+        reason.value,
+        exc,
+    )
+    answer = find_final_answer(text, think).answer
+    return WhyPaid(answer, reason.value, f"{clip(str(exc))} (raised past the verifier's front end)")
 
 
 def format_reward(completions, think: str = THINK_NONE, log_extra=None, **kwargs) -> list[float]:
