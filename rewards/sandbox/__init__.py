@@ -207,8 +207,8 @@ def _init_prefix() -> list[str]:
     Not bubblewrap's own init (dropping ``--as-pid-1``): bwrap's outer process exits as soon as the
     program does, before its init, which is then re-parented to the host's pid 1 (30 of 30 runs measured,
     2026-12-03): a zombie for good in a container whose pid 1 is the trainer. ``timeout`` stays bwrap's
-    direct child, reaped by it. It is not under the rlimits (``prlimit`` comes after it) but runs no code
-    of the program's and holds no file of it.
+    direct child, reaped by it. It is not under the rlimits (``prlimit`` comes after it), runs no code of
+    the program's and holds only the stdin, stdout and stderr it passes on.
     """
     return [INIT, "--foreground", "0"]
 
