@@ -221,7 +221,7 @@ def test_provider_errors_follow_inspects_contract():
 
 
 def test_provider_can_write_only_work_and_tmp():
-    """/work is the sample's scratch and /tmp the capped per-exec one; / and /dev are read-only (issue #12)."""
+    """/work is the sample's scratch and /tmp the sample's own, capped like /work and kept across execs; / and /dev are read-only (issue #12)."""
     probe = (
         "import json\nresult = {}\n"
         "for path in ('/work/f', '/tmp/f', '/f', '/dev/f', '/dev/shm/f', '/usr/f'):\n"
