@@ -155,6 +155,9 @@ def measure(argv: list[str]) -> dict:
 
 
 def main() -> int:
+    from train.config.cli_help import script_help
+
+    script_help(__doc__, sys.argv[1:])  # its own help, before the trainer's parser sees --help
     from train.gpu_check.report import json_command
 
     json_command(measure, sys.argv[1:])

@@ -4,6 +4,15 @@
 # and Chromium, the browser tests/evals/test_viewer_browser.py drives through Playwright (no browser download).
 # Installs only what is missing; uses sudo when not root. CI runs this; so can you.
 set -euo pipefail
+if [ $# -gt 0 ]; then
+    case "$1" in
+        -h|--help)
+            sed -n '2,/^set /p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+            echo "usage: bash scripts/install_system_deps.sh   (no options: checks, then installs what is missing)"
+            exit 0 ;;
+        *) echo "unknown argument: $1 (bash scripts/install_system_deps.sh --help)" >&2; exit 2 ;;
+    esac
+fi
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 [ -x /usr/bin/prlimit ] || need+=(util-linux)

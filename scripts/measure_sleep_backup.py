@@ -82,4 +82,7 @@ def main(argv: list[str]) -> dict:
 
 
 if __name__ == "__main__":
+    from train.config.cli_help import script_help
+
+    script_help(__doc__, sys.argv[1:])  # its own help, before the trainer's parser sees --help
     print(json.dumps(main(sys.argv[1:]), indent=1))

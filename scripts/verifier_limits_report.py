@@ -6,7 +6,9 @@
 every reference a real dataset uses through. This reads the answers of the shipped GSM8K and MATH-500
 fixtures, the scorecard example and the verifier tables (plus any JSONL files given, with an ``answer``
 or ``reference`` field), parses every symbolic leaf the way the workers do, and prints, per limit, the
-largest value seen and how many references and candidates that limit would refuse.
+largest value seen and how many references and candidates that limit would refuse. Each file given is reported on its
+own first (its references, then its candidates), apart from the project's answers; a file that is missing or is not
+JSON lines is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -43,11 +45,26 @@ def table_pairs() -> list[tuple[str, str]]:
     return [tuple(getattr(row, "values", row)[:2]) for row in rows]
 
 
+class BadFile(Exception):
+    """A file given on the command line that cannot be read as answers: the one line to print."""
+
+
 def file_answers(path: Path) -> tuple[list[str], list[str]]:
     references, candidates = [], []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise BadFile(
+            f"{path}: cannot be read ({error.__class__.__name__}: {getattr(error, 'strerror', error)})"
+        ) from None
+    for number, line in enumerate(lines, 1):
         if line.strip():
-            row = json.loads(line)
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise BadFile(f"{path}:{number}: not a JSON object ({error.msg})") from None
+            if not isinstance(row, dict):
+                raise BadFile(f"{path}:{number}: not a JSON object")
             answer = str(row.get("answer", row.get("reference", "")))
             references.append(answer.rpartition("####")[2].strip())  # GSM8K: the solution, then "#### <answer>"
             if "candidate" in row:
@@ -127,12 +144,21 @@ def report(kind: str, answers: list[str]) -> None:
         print(f"{name:16s} {limit:8d} {largest:8d} {over:5d}  {where[:60]!r}")
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="*", type=Path, help="more JSONL files with answer/reference fields")
     args = parser.parse_args()
+    try:
+        theirs = {path: file_answers(path) for path in args.files}
+    except BadFile as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for path, (refs, cands) in theirs.items():
+        report(f"{path}: references", refs)
+        if cands:
+            report(f"{path}: candidates", cands)
     references, candidates = [], []
-    for path in FILES + args.files:
+    for path in FILES:
         refs, cands = file_answers(path)
         references += refs
         candidates += cands
@@ -146,7 +172,8 @@ def main() -> None:
     report("verifier-table references", [reference for _, reference in pairs])
     report("candidates (tables, scorecard example, benchmark)", candidates + [c for c, _ in pairs + SYMBOLIC])
     print("\n('expanded terms' is not a limit on a leaf: it only chooses between exact methods and expansion)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
