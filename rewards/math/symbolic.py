@@ -22,6 +22,7 @@ from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
 from sympy import QQ
 from sympy.core.relational import Relational
+from sympy.functions.elementary.hyperbolic import HyperbolicFunction
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 from sympy.polys.domains import QQ_I
 from sympy.polys.rings import ring
@@ -97,6 +98,23 @@ def _parse_latex(latex: str):
     return parse_latex(_explicit_mixed_numbers(latex), _CONVERSION)
 
 
+def _real_odd_roots(expr: sympy.Basic) -> sympy.Basic:
+    """``\\sqrt[3]{-8}`` is -2: an odd root of a negative rational is the real root (sympy's is the principal complex
+    one, ``1 + \\sqrt{3}i``), as contest answers read it; ``(-8)^{2/3}`` is 4. Even roots stay complex (``\\sqrt{-4}``
+    is ``2i``)."""
+
+    def odd_root_of_negative(node) -> bool:
+        if not (node.is_Pow and node.args[1].is_Rational and not node.args[1].is_Integer):
+            return False
+        return node.args[1].q % 2 == 1 and node.args[0].is_Rational and node.args[0] < 0
+
+    def real_root(node):
+        base, exponent = node.args
+        return (-1) ** exponent.p * sympy.Pow(-base, exponent)
+
+    return expr.replace(odd_root_of_negative, real_root)
+
+
 def _evaluate_series(expr: sympy.Basic) -> sympy.Basic:
     """Sums and products over numeric bounds written out term by term (at most ``MAX_SERIES_TERMS`` in all, which
     ``check_bounds`` allowed from the tree: sympy's direct evaluation, never its symbolic summation)."""
@@ -122,6 +140,8 @@ def parse_leaf(text: str):
         if series_terms(expr) and not symbolic_series(expr):
             expr = _evaluate_series(expr)
             check_bounds(expr)  # what the sums and products came to is held to the same limits
+        if isinstance(expr, sympy.Basic):
+            expr = _real_odd_roots(expr)
     if isinstance(expr, sympy.Basic) and expr.has(sympy.nan, sympy.zoo):
         raise Unparseable("undefined value (nan or complex infinity)")
     return expr
@@ -271,31 +291,39 @@ def _rational_decision(a, b) -> bool | None:
 
 
 def _as_exponentials(expr, units: dict):
-    """Trigonometric functions of integer combinations of symbols as Laurent monomials in ``z_s = e^{i s}``.
+    """Trigonometric and hyperbolic functions and exponentials of integer combinations of symbols as Laurent
+    monomials in ``z_s = e^{i s}`` and ``w_s = e^{s}``.
 
-    ``\\sin(2x) = (z^2 - z^{-2}) / 2i``: a trigonometric identity becomes an identity of rational functions in
-    the ``z_s`` over the Gaussian rationals, decided exactly with no rewrite search. An exponential this does
-    not cover (``e^{ix/2}``) stays a generator of its own, so the route can prove an identity, never refute one.
+    ``\\sin(2x) = (z^2 - z^{-2}) / 2i``, ``\\tanh(x) = (w - w^{-1}) / (w + w^{-1})``: an identity becomes an identity
+    of rational functions in the ``z_s`` and ``w_s`` over the Gaussian rationals, decided exactly with no rewrite
+    search. An exponential this does not cover (``e^{ix/2}``) stays a generator of its own, and the units are
+    taken as independent, so the route can prove an identity, never refute one.
     """
     rewritten = expr.rewrite(sympy.exp)
     swap = {}
     for power in rewritten.atoms(sympy.exp):
-        angle = sympy.expand(power.args[0] / sympy.I)
         monomial, rest = sympy.Integer(1), sympy.Integer(0)
-        for term, k in angle.as_coefficients_dict().items():
-            if term.is_Symbol and k.is_Integer and not angle.has(sympy.I):
-                unit = units.setdefault(term, sympy.Dummy(f"z_{term}"))
-                monomial *= unit**k
+        for term in sympy.Add.make_args(sympy.expand(power.args[0])):
+            k, unit = term.as_coeff_Mul()
+            imaginary = unit.is_Mul and len(unit.args) == 2 and sympy.I in unit.args
+            symbol = unit.args[0] if imaginary and unit.args[1] is sympy.I else unit.args[1] if imaginary else unit
+            if k.is_Integer and symbol.is_Symbol:
+                key = (symbol, imaginary)
+                letter = "z" if imaginary else "w"
+                monomial *= units.setdefault(key, sympy.Dummy(f"{letter}_{symbol}")) ** k
             else:
-                rest += term * k
+                rest += term
         if monomial != 1:
-            swap[power] = monomial * sympy.exp(sympy.I * rest)
+            swap[power] = monomial * sympy.exp(rest)
     return rewritten.xreplace(swap)
 
 
 def _trig_identity(a, b) -> bool:
-    """True when ``a`` and ``b`` are one rational function of ``e^{i s}`` (``_as_exponentials``); False: not shown."""
-    if not (a.has(TrigonometricFunction) or b.has(TrigonometricFunction)):
+    """True when ``a`` and ``b`` are one rational function of ``e^{i s}`` and ``e^{s}`` (``_as_exponentials``):
+    trigonometric, hyperbolic and exponential identities (``\\frac{1}{1+e^{-2x}}`` is ``\\frac{\\tanh(x)+1}{2}``);
+    False: not shown."""
+    kinds = (TrigonometricFunction, HyperbolicFunction, sympy.exp)
+    if not (a.has(*kinds) or b.has(*kinds)):
         return False
     units: dict = {}
     a, b = _as_exponentials(a, units), _as_exponentials(b, units)
@@ -304,6 +332,35 @@ def _trig_identity(a, b) -> bool:
         return False
     (num_a, den_a), (num_b, den_b) = gens.as_fraction(a), gens.as_fraction(b)
     return bool(den_a and den_b) and num_a * den_b == num_b * den_a
+
+
+def _log_identity(a, b) -> bool:
+    """True when ``a - b`` is a rational combination of logarithms of absolute values that vanishes:
+    ``\\log|x^2-9| = \\log|x-3| + \\log|x+3|``. ``sum k_i log|u_i| = 0`` exactly where every ``u_i`` is nonzero
+    when ``prod u_i^{2 k_i} = 1`` as rational functions (``|u|^2 = u^2`` for real ``u``), which is decided
+    exactly; only absolute values (``\\log x + \\log y`` is not ``\\log(xy)`` for negative ``x, y``), and logarithms
+    of positive rational numbers as constants (a base: ``\\log_{10}``). False: not shown."""
+    difference = a - b
+    logs = difference.atoms(sympy.log)
+    absolute = [log for log in logs if isinstance(log.args[0], sympy.Abs)]
+    if not absolute or any(not (log.args[0].is_Rational and log.args[0] > 0) for log in logs - set(absolute)):
+        return False
+    if any(log.args[0].has(sympy.I) for log in absolute):
+        return False
+    marks = {log: sympy.Dummy() for log in absolute}
+    linear = difference.xreplace(marks)
+    if not (linear.is_polynomial(*marks.values()) and sympy.Poly(linear, *marks.values()).is_linear):
+        return False
+    rest = linear.xreplace({mark: 0 for mark in marks.values()})
+    coefficients = [sympy.diff(linear, mark) for mark in marks.values()]
+    common = coefficients[0]
+    ratios = [sympy.cancel(c / common) for c in coefficients]
+    if not all(r.is_Rational and (2 * r).is_Integer for r in ratios) or not _expr_equal(rest, sympy.Integer(0)):
+        return False
+    product = sympy.Integer(1)
+    for log, ratio in zip(absolute, ratios):
+        product *= log.args[0].args[0] ** int(2 * ratio)
+    return _rational_decision(product, sympy.Integer(1)) is True
 
 
 def _expr_equal(a, b) -> bool:
@@ -331,6 +388,8 @@ def _expr_equal(a, b) -> bool:
     if decided is not None:
         return decided
     if _trig_identity(a, b):  # trigonometric: exact, as rational functions of e^{ix}
+        return True
+    if _log_identity(a, b):  # logarithms of absolute values: exact, as a product of rational functions
         return True
     difference = a - b
     # then rewrite steps, each only within a structural cap (never a clock): a verdict is the same everywhere
@@ -460,6 +519,31 @@ def _imaginary_unit(candidate, reference):
     return candidate.subs(_I, sympy.I), reference.subs(_I, sympy.I)
 
 
+def _absolute_value_solutions(reference) -> sympy.FiniteSet | None:
+    """The real solutions of ``|p(x)| = q`` (``q`` a number): those of ``p = q`` and ``p = -q`` that are real
+    (``solution_sets`` solves over the complex numbers and leaves absolute values alone); None when not that form
+    or a root's realness is not decided."""
+    if not isinstance(reference, sympy.Equality):
+        return None
+    for side, value in ((reference.lhs, reference.rhs), (reference.rhs, reference.lhs)):
+        if not (isinstance(side, sympy.Abs) and value.is_number and not value.has(sympy.I)):
+            continue
+        inner = side.args[0]
+        if len(inner.free_symbols) != 1 or inner.has(sympy.Abs, sympy.I) or value.is_negative is not False:
+            return None
+        (x,) = inner.free_symbols
+        roots = []
+        for target in {value, -value}:
+            found = solution_sets.solution_set(sympy.Eq(inner, target), x)
+            if not isinstance(found, sympy.FiniteSet):
+                return None
+            roots.extend(found)
+        if any(root.is_real is None for root in roots):
+            return None
+        return sympy.FiniteSet(*(root for root in roots if root.is_real))
+    return None
+
+
 def _denominators(expr) -> list:
     """The bases of negative powers in the tree as written (``x(x-1)/(x-1)``: ``x - 1``): sympy cancels them
     when the relation is solved or rearranged, so the points they exclude must be read here."""
@@ -537,6 +621,9 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
             equal = isinstance(candidate, Relational) and relations_equal(candidate, reference)
             if not equal:  # t = 3 or t = -3 (sent as \{3, -3\}) for t^2 = 9; |t| \le 4 for t^2 \le 16
                 equal = solution_sets.same_solutions(candidate, reference, _expr_equal) is True
+            if not equal and isinstance(candidate, sympy.FiniteSet) and not candidate.free_symbols:
+                expected = _absolute_value_solutions(reference)  # x = 3 or x = -1 for |x - 1| = 2
+                equal = expected is not None and solution_sets.sets_equal(candidate, expected, _expr_equal)
             if equal and _meets_a_pole(candidate, reference):  # x = 1 for x(x-1)/(x-1) = 1: 1 is excluded
                 equal = False
         elif isinstance(reference, (sympy.And, sympy.Or)):
