@@ -16,6 +16,7 @@ from fractions import Fraction
 
 import mpmath
 
+from rewards.math import vocabulary
 from tests.rewards.math.oracle import objects as o
 from tests.rewards.math.oracle import render as r
 from tests.rewards.math.oracle.objects import E, Interval, Meaning
@@ -176,7 +177,9 @@ def number_pair(rng: random.Random) -> Pair:
                 o.value(ref_tree),
                 "an equation chain with two values",
             )
-        cand = [f"{a}, {b}", f"{a}{r.or_word(cs)}{b}", f"\\boxed{{{a}}} \\text{{ or }} \\boxed{{{b}}}"][hedge]
+        separator, kind = rng.choice(list(vocabulary.SEPARATORS.items()))  # the normalizer's list and hedge words
+        listed = f"{a}{separator} {b}" if kind == "list" else f"{a} {separator} {b}"
+        cand = [listed, f"{a}{r.or_word(cs)}{b}", f"\\boxed{{{a}}} \\text{{ or }} \\boxed{{{b}}}"][hedge]
         return _pair(
             "number",
             cand,
@@ -608,40 +611,58 @@ def magnitude_pair(rng: random.Random) -> Pair:
     )
 
 
-UNITS = ["cm", "m", "km", "kg", "g", "s", "hours", "dollars"]
+UNITS = sorted(vocabulary.UNITS)  # every spelling the normalizer knows; vocabulary.UNITS[u]: its unit
 
 
 def units_pair(rng: random.Random) -> Pair:
-    """``5\\text{ cm}`` against ``5\\text{ m}`` (different), against ``5`` (equal: a unit on one side is ignored)."""
+    """``5\\text{ cm}`` against ``5\\text{ m}`` (different), ``5\\text{ meters}`` against ``5\\text{ m}`` (equal: one
+    unit), against ``5`` (equal: a unit on one side is ignored). Spellings and which unit each names come from the
+    normalizer's ``vocabulary.UNITS``."""
     value = _small(rng, 1, 99)
     unit = rng.choice(UNITS)
     ref = rng.choice([f"{value}\\text{{ {unit}}}", f"{value} \\mathrm{{{unit}}}", f"{value} {unit}"])
-    change = rng.randrange(4)
+    change = rng.randrange(5)
     cand_value, cand_unit, what = value, unit, ""
     if change == 0:
-        cand_unit, what = rng.choice([u for u in UNITS if u != unit]), "another unit"
+        cand_unit, what = (
+            rng.choice([u for u in UNITS if vocabulary.UNITS[u] != vocabulary.UNITS[unit]]),
+            "another unit",
+        )
     elif change == 1:
         cand_value, what = value + 1, "a number off by one"
     elif change == 2:
         cand_unit = None
+    elif change == 3:  # another spelling of the same unit, or the same unit in another case (Mg is not mg)
+        cand_unit = rng.choice([u for u in UNITS if u.lower() == unit.lower()] + [unit])
+        what = "" if vocabulary.UNITS[cand_unit] == vocabulary.UNITS[unit] else "a unit in another case"
     cand = (
         str(cand_value)
         if cand_unit is None
         else rng.choice([f"{cand_value}\\text{{ {cand_unit}}}", f"{cand_value} {cand_unit}"])
     )
-    truth_c = o.value(o.num(cand_value)) if cand_unit in (None, unit) else Meaning("nothing")
+    same = cand_unit is None or vocabulary.UNITS[cand_unit] == vocabulary.UNITS[unit]
+    truth_c = o.value(o.num(cand_value)) if same else Meaning("nothing")
     return _pair("units", cand, ref, truth_c, o.value(o.num(value)), what)
 
 
 def side_by_side_pair(rng: random.Random) -> Pair:
-    """Two values written next to each other (a space macro, a newline) are two answers, never their product."""
+    """Two values written next to each other (any gap of the normalizer's ``SPACING``, each value in one of its
+    ``WRAPPERS`` or after one of its ``MODIFIERS``) are two answers, never their product."""
     a, b = rand_number(rng), rand_number(rng)
     cs, rs = _two(rng, latex=True)
     first, second = r.expr(cs, a), r.expr(cs, b)
     # a thin space before a root, pi or letter can be a product spelling (3\,\sqrt{2}): only wide gaps there
     clear = second[:1].isdigit() or second.startswith(("\\frac", "\\dfrac", "\\tfrac"))
-    wide = [r"\quad ", r"\qquad ", "\n"]
-    gap = rng.choice(wide + [r"\,", r"\;", r"\ ", "  "] if clear else wide)
+    gap = rng.choice(r.WIDE_GAPS + r.NARROW_GAPS + ["", "  "] if clear else r.WIDE_GAPS)
+    dress = rng.randrange(3) if clear else 0  # two numbers: never one value, whatever wraps them
+    if dress == 1:
+        before, after = rng.choice(list(vocabulary.WRAPPERS.values()))
+        first, second = f"{before}{first}{after}", f"{before}{second}{after}"
+    elif dress == 2:
+        modifier = rng.choice([m for m in vocabulary.MODIFIERS if m not in (r"\left", r"\right")])
+        first, second = f"{modifier} {first}", f"{modifier} {second}"
+    elif not gap.strip(" ~"):  # bare numbers need a gap that is not nothing
+        gap = rng.choice(r.WIDE_GAPS)
     cand = f"{first}{gap}{second}"
     completion = rng.random() < 0.3
     if completion:

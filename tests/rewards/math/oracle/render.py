@@ -6,6 +6,12 @@ A ``Style`` is drawn per rendering (candidate and reference draw their own): LaT
 ``\boxed{}``, and every backslash doubled. Spacing goes only where it cannot join two values (around a
 binary operator, inside brackets); putting two values side by side is a wrong twin, written on purpose
 in ``pairs.py``.
+
+The spellings the normalizer knows come from its own tables (``rewards.math.vocabulary``: every gap of
+``SPACING``, the boxes and math delimiters of ``WRAPPERS``; ``pairs.py`` takes wrappers, modifiers, separators
+and units from it too), so a spelling added there is rendered, and attacked, without an edit here. Only the
+tables of spellings are shared: the oracle reads meanings from its own objects, never through the verifier's
+parser.
 """
 
 from __future__ import annotations
@@ -14,9 +20,25 @@ import random
 from dataclasses import dataclass
 from fractions import Fraction
 
+from rewards.math import vocabulary
 from tests.rewards.math.oracle.objects import E, Interval
 
-SPACES = ["", " ", r"\,", r"\;", r"\quad ", r"\!", "\n", r"\ "]
+
+def gap_text(spelling: str) -> str:
+    """A gap of ``vocabulary.SPACING`` as written before anything (a macro ending in a letter needs a space after
+    it, ``\\hspace`` a length)."""
+    if spelling == r"\hspace":
+        return spelling + "{1em}"
+    return spelling + " " if spelling[-1:].isalpha() and spelling.startswith("\\") else spelling
+
+
+SPACES = ["", *(gap_text(g) for g in vocabulary.SPACING)]
+WIDE_GAPS = [gap_text(g) for g, wide in vocabulary.SPACING.items() if wide]
+NARROW_GAPS = [gap_text(g) for g, wide in vocabulary.SPACING.items() if not wide]
+# value wrappers whose content is math, not text: around a whole answer they keep its value (``\boxed{x+1}``)
+MATH_WRAPPERS = [pair for name, pair in vocabulary.WRAPPERS.items() if name not in vocabulary.TEXT_MACROS]
+BOXES = [pair for name, pair in vocabulary.WRAPPERS.items() if "box" in name and name not in vocabulary.TEXT_MACROS]
+DELIMITERS = [pair for name, pair in vocabulary.WRAPPERS.items() if not name[1:2].isalpha() and name != "{"]
 
 
 @dataclass
@@ -168,11 +190,14 @@ def expr(s: Style, tree: E) -> str:
 
 
 def finish(s: Style, text: str, may_box: bool = True) -> str:
-    """Whole-answer spellings: a box, math delimiters, doubled backslashes."""
+    """Whole-answer spellings: a box, math delimiters (both from the normalizer's ``WRAPPERS``), doubled
+    backslashes."""
     if may_box and s.latex and s.rng.random() < 0.1:
-        text = rf"\boxed{{{text}}}"
+        before, after = s.rng.choice(BOXES)
+        text = f"{before}{text}{after}"
     if s.latex and s.rng.random() < 0.05:
-        text = f"${text}$"
+        before, after = s.rng.choice(DELIMITERS)
+        text = f"{before}{text}{after}"
     if s.latex and "\\" in text and s.rng.random() < 0.08:
         text = text.replace("\\", "\\\\")
     return text
