@@ -20,7 +20,7 @@ from evals.chat import chat_messages
 from evals.math_scoring import HEADLINE
 from evals.python_tool import python_tool
 from evals.verify import math_verifier
-from problems.math_data import ARITHMETIC_DEFAULTS, MathProblem, load_problems
+from problems.math_data import ARITHMETIC_DEFAULTS, FILE_SOURCES, MathProblem, default_split, load_problems
 from problems.python_tool import ToolLimits
 from rewards import build_messages, verifier_id
 
@@ -28,7 +28,8 @@ DEFAULT_DATASET = "arithmetic"
 DEFAULT_SHOTS = 1  # one worked example: the small CPU model needs it to follow the ANSWER: format
 DEFAULT_MAX_TOKENS = 256
 EVAL_ARITHMETIC_PROBLEMS = 50  # an eval of the generated problems: 50 unless -T limit= says otherwise
-EVAL_SPLIT = "test"  # procedural 'test' problems never appear in training's 'train' split
+EVAL_SPLIT = None  # the source's held-out split ('test': procedural test problems never appear in training's
+# 'train' split); a file has none: it is evaluated whole, and its log header says the problems are not held out
 
 
 TOOL_DEFAULTS = ToolLimits()
@@ -48,7 +49,7 @@ def _csv(value: str | list | tuple) -> list[str]:
 def math_verified(
     dataset: str = DEFAULT_DATASET,
     path: str | None = None,
-    split: str = EVAL_SPLIT,
+    split: str | None = EVAL_SPLIT,
     limit: int | None = None,
     seed: int = 0,
     shuffle: bool = False,
@@ -74,6 +75,7 @@ def math_verified(
     the training ``python`` tool (``problems/python_tool.py``, in the ``bwrap`` sandbox) with the ``tool_*`` limits
     (a tool-trained run's config keys of the same names); only the model's own turns are graded.
     """
+    split = default_split(dataset) if split is None else split
     knobs = {}
     if dataset == "arithmetic":
         knobs = {"operations": _csv(operations), "min_value": min_value, "max_value": max_value, "steps": steps}
@@ -96,6 +98,8 @@ def math_verified(
             "dataset": dataset,
             "num_shots": num_shots,
             "split": split,
+            # a file is evaluated whole: if training read the same file, these are its problems (problems/math_data.py)
+            "held_out": dataset not in FILE_SOURCES,
             "tools": tools,
         },
     )

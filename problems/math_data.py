@@ -16,6 +16,12 @@ Sources (``load_problems(source, ...)``):
 ==============  ==========================================================================
 
 ``gsm8k`` and ``math500`` also read local files in the Hub's own schema (``path=``).
+
+Splits: ``arithmetic`` has ``train`` and ``test`` (disjoint by content), the Hub datasets their Hub splits. A file
+(``jsonl``, ``json``) is one set of problems with no split it could hold out: ``all`` (or ``train``, what training
+asks for) is the whole file, and ``test`` is refused rather than answered with problems training may have used
+(hold problems out in a file of their own). ``split=None`` is the source's default: ``test`` where the source has one,
+``all`` for a file (``FILE_SPLIT``).
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ from pathlib import Path
 from rewards import InvalidReference, check_reference
 
 SOURCES = ("arithmetic", "jsonl", "json", "gsm8k", "math500")
+FILE_SOURCES = ("jsonl", "json")
+FILE_SPLIT = "all"  # a file's one split: every problem in it
+FILE_SPLITS = (FILE_SPLIT, "train")  # "train": training reads the whole file
 DEFAULT_ARITHMETIC_PROBLEMS = 200  # generated when no limit is given (training's dataset_size unset)
 GSM8K_HUB_ID = "openai/gsm8k"
 MATH500_HUB_ID = "HuggingFaceH4/MATH-500"
@@ -349,10 +358,25 @@ def load_math500(split: str = "test", path: str | Path | None = None) -> list[Ma
 # ---- one entry point ------------------------------------------------------------------------
 
 
+def default_split(source: str) -> str:
+    """The split ``split=None`` means: ``test`` where the source holds problems out, ``all`` for a file."""
+    return FILE_SPLIT if source in FILE_SOURCES else "test"
+
+
+def check_file_split(source: str, path, split: str) -> None:
+    """A file has no held-out split: ``test`` (or any name but ``all``/``train``) is refused, naming the fix."""
+    if split not in FILE_SPLITS:
+        raise DatasetError(
+            f"dataset {source!r} ({path}) has no {split!r} split: a file is one set of problems, read whole "
+            f"(split={FILE_SPLIT}), so it cannot tell problems training used from held-out ones. Put the held-out "
+            f"problems in a file of their own and evaluate that file with split={FILE_SPLIT}."
+        )
+
+
 def load_problems(
     source: str = "arithmetic",
     path: str | Path | None = None,
-    split: str = "test",
+    split: str | None = None,
     limit: int | None = None,
     seed: int = 0,
     shuffle: bool = False,
@@ -362,16 +386,19 @@ def load_problems(
 
     Extra keyword arguments go to ``procedural_arithmetic`` (``operations``, ``min_value``,
     ``max_value``, ``steps``); with ``arithmetic``, ``limit`` is the number generated (default ``DEFAULT_ARITHMETIC_PROBLEMS``, 200: training's default).
+    ``split``: None is the source's default (``default_split``); a file refuses any split but ``all``/``train``.
     """
     if source not in SOURCES:
         raise DatasetError(f"unknown dataset {source!r}: choose from {list(SOURCES)}")
+    split = default_split(source) if split is None else split
     if arithmetic and source != "arithmetic":
         raise DatasetError(f"options {sorted(arithmetic)} only apply to dataset 'arithmetic'")
     if source == "arithmetic":
         problems = procedural_arithmetic(
             n=DEFAULT_ARITHMETIC_PROBLEMS if limit is None else limit, seed=seed, split=split, **arithmetic
         )
-    elif source in ("jsonl", "json"):
+    elif source in FILE_SOURCES:
+        check_file_split(source, path, split)
         problems = load_file(path, source)
     elif source == "gsm8k":
         problems = load_gsm8k(split, path)

@@ -161,7 +161,8 @@ def replay(run_dir: Path, step: int, counterfactual: bool = False) -> dict:
     use_vllm = training_args.use_vllm
     with tempfile.TemporaryDirectory(prefix="verigrpo-replay-") as scratch:
         training_args.output_dir = scratch  # nothing of the replay lands in the run
-        training_args.eval_strategy = "no"
+        training_args.eval_strategy = "no"  # the replay evaluates nothing (a run's held-out evals are in its log)
+        training_args.eval_steps = None  # else train/grpo.py says "eval_steps is set but eval_strategy is no"
         training_args.report_to = []
         training_args.resume_from_checkpoint = None
         # vLLM rollouts replay without an engine: the recorded batch holds what TRL's loss took from it (the
