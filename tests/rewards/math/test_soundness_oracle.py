@@ -234,3 +234,17 @@ def test_the_oracle_is_deterministic_and_renders_independently():
         and any("−" in s for s in spellings)
         and any("\\left(" in s for s in spellings)
     )
+
+
+def test_the_renderer_spells_what_the_normalizer_knows():
+    """Gaps, boxes, delimiters and units come from rewards.math.vocabulary (spellings only, no parser): every gap it
+    lists is rendered, and side-by-side twins wrap their values in its wrappers."""
+    from rewards.math import vocabulary
+    from tests.rewards.math.oracle import pairs, render
+
+    assert {render.gap_text(g) for g in vocabulary.SPACING} <= set(render.SPACES)
+    assert set(render.WIDE_GAPS) == {render.gap_text(g) for g, wide in vocabulary.SPACING.items() if wide}
+    assert pairs.UNITS == sorted(vocabulary.UNITS)
+    assert set(render.BOXES) | set(render.DELIMITERS) <= set(vocabulary.WRAPPERS.values())
+    twins = [make_pair("side_by_side", seed).candidate for seed in range(200)]
+    assert any(f"{before}" in t and t.count(after) >= 2 for t in twins for before, after in render.MATH_WRAPPERS)
