@@ -83,7 +83,7 @@ def from_nvml() -> DriverSeen | None:
         return None
     try:
         nvml = nvml_module()
-    except ImportError:
+    except (ImportError, RuntimeError, OSError):  # no binding, or a vLLM that fails to import: /proc and nvidia-smi
         return None
     try:
         nvml.nvmlInit()

@@ -171,3 +171,24 @@ def test_a_volta_card_is_told_what_runs_under_torchs_cuda_13_build(monkeypatch, 
         assert "on Tesla V100-SXM2-16GB (compute capability 7.0)" in message
         assert "compute capability 7.5" in message and "CUDA 13.0" in message
         assert "use_vllm: false, dtype: float16" in message and "vLLM with a full-precision base" not in message
+
+
+def test_nvidia_smi_is_read_when_neither_nvml_nor_proc_answers(monkeypatch):
+    import subprocess
+    from types import SimpleNamespace
+
+    asked = []
+
+    def run(argv, **kwargs):
+        asked.append(argv)
+        return SimpleNamespace(stdout="535.183.01, Tesla T4, 7.5\n535.183.01, Tesla V100-SXM2-16GB, 7.0\n")
+
+    monkeypatch.setattr(nd, "nvml_library_present", lambda: False)
+    monkeypatch.setattr(nd, "from_proc", lambda: None)
+    monkeypatch.setattr(nd.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(subprocess, "run", run)
+    seen = nd.driver_seen()
+    assert seen == nd.DriverSeen(
+        "535.183.01", (nd.Card("Tesla T4", (7, 5)), nd.Card("Tesla V100-SXM2-16GB", (7, 0))), "nvidia-smi"
+    )
+    assert "--query-gpu=driver_version,name,compute_cap" in asked[0]
