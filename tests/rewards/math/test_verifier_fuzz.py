@@ -140,7 +140,7 @@ def test_different_polynomials_are_never_equal(a, b):
 
 # -- no completion can stop a run -------------------------------------------------------------------------
 
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 LATEX_TOKENS = [
     *"0123456789",
     "12",
@@ -239,9 +239,35 @@ LATEX_TOKENS = [
     "\x00",
     "\ud7ff",
 ]
-latex_streams = st.lists(st.one_of(st.sampled_from(LATEX_TOKENS), st.text(max_size=3)), max_size=24).map("".join)
+latex_streams = st.lists(
+    st.one_of(st.sampled_from(LATEX_TOKENS), st.sampled_from(LATEX_TOKENS), st.text(max_size=3)), max_size=24
+).map("".join)
+# near-LaTeX that parses often, so many examples reach the symbolic workers and their limits
+atoms = st.one_of(
+    st.integers(-(10**6), 10**6).map(str),
+    st.sampled_from(["x", "y", "n", r"\pi", "e", "i", "0.5", "10^{400}", "2^{2^{20}}", "1000!", r"\infty"]),
+)
+near_latex = st.recursive(
+    atoms,
+    lambda inner: st.one_of(
+        st.tuples(inner, inner).map(lambda ab: rf"\frac{{{ab[0]}}}{{{ab[1]}}}"),
+        st.tuples(inner, inner).map(lambda ab: f"{ab[0]}^{{{ab[1]}}}"),
+        st.tuples(inner, inner).map(lambda ab: rf"\binom{{{ab[0]}}}{{{ab[1]}}}"),
+        inner.map(lambda a: rf"\sqrt{{{a}}}"),
+        inner.map(lambda a: f"({a})"),
+        inner.map(lambda a: rf"\text{{{a}}}"),
+        inner.map(lambda a: f"${a}$"),
+        inner.map(lambda a: rf"\sin({a})"),
+        st.tuples(inner, st.sampled_from(["+", "-", r"\cdot ", "/", ", ", " = ", " < ", r" \pm ", ""]), inner).map(
+            "".join
+        ),
+    ),
+    max_leaves=8,
+)
 completions = st.one_of(
     latex_streams,
+    near_latex.map(lambda text: "ANSWER: " + text),
+    near_latex.map(lambda text: "\\boxed{" + text + "}"),
     latex_streams.map(lambda text: "ANSWER: " + text),
     latex_streams.map(lambda text: "\\boxed{" + text + "}"),
     st.tuples(st.text(max_size=40), latex_streams).map(lambda pair: f"{pair[0]}\nANSWER: {pair[1]}"),
