@@ -65,6 +65,10 @@ COSTLY = [
     P("x^2-10^{2000}y^2", "(x-10^{1000}y)(x+10^{1000}y)", "equal", id="bivariate-coefficient-2000-digits"),
     P("((x+y)^{8}-(z+w)^{8})^{2}", "((z+w)^{8}-(x+y)^{8})^{2}", "equal", id="four-variables-degree-8-squared"),
     P("((x+y)^{8}-(z+w)^{8})^{2}", "((z+w)^{8}+(x+y)^{8})^{2}", "different", id="four-variables-degree-8-near-miss"),
+    # --- identities of e^{x} and e^{ix}: decided exactly; simplify's trigonometric search never runs on them ---
+    P(r"\frac{1}{(1+e^{-x})^{6}}", r"\left(\frac{\tanh(x/2)+1}{2}\right)^{6}", "equal", id="logistic-sixth-power"),
+    P(r"\frac{1}{(1+e^{-x})^{6}}", r"\left(\frac{\tanh(x/2)-1}{2}\right)^{6}", "different", id="logistic-6-near-miss"),
+    P(r"\sqrt{\frac{1-\cos(2x)}{2}}", r"|\sin(x)|", TOO, id="trigonometric-not-shown-exactly"),
     # --- a value over Python's 4,300-digit printing limit (inside the 20,000-digit allowance) ---
     P(r"\binom{20000}{10000}", "1", "different", id="binomial-6000-digits-printed-safely"),
     P(r"\binom{20000}{10000}+1", r"\binom{20000}{10000}", "different", id="binomial-6000-digits-both-sides"),

@@ -42,6 +42,12 @@ IDENTITIES = [
     P(r"\cosh(x)", r"\frac{e^x-e^{-x}}{2}", False, id="cosh-is-not-sinh"),
     P(r"e^{x}e^{y}", "e^{x+y}", True, id="exponential-product"),
     P(r"e^{x}e^{y}", "e^{xy}", False, id="exponential-product-not-of-the-product"),
+    P(r"\tan(\frac{x}{2})", r"\frac{1-\cos(x)}{\sin(x)}", True, id="tangent-half-angle"),
+    P(r"\tan(\frac{x}{2})", r"\frac{1+\cos(x)}{\sin(x)}", False, id="tangent-half-angle-sign"),
+    P(r"\frac{\sin(x)+\cos(x)}{\sqrt{2}}", r"\sin(x+\frac{\pi}{4})", True, id="shifted-sine"),
+    P(r"\frac{\sin(x)-\cos(x)}{\sqrt{2}}", r"\sin(x+\frac{\pi}{4})", False, id="shifted-sine-sign"),
+    P(r"\cos(x+\frac{\pi}{3})", r"\frac{\cos x}{2} - \frac{\sqrt{3}\sin x}{2}", True, id="shifted-cosine"),
+    P(r"\cos(x+\frac{\pi}{3})", r"\frac{\cos x}{2} + \frac{\sqrt{3}\sin x}{2}", False, id="shifted-cosine-sign"),
     # --- logarithms of absolute values ---
     P(r"\log|x^2-9|", r"\log|x-3| + \log|x+3|", True, id="log-abs-product"),
     P(r"\log|x^2-9|", r"\log|x-3| + \log|x+4|", False, id="log-abs-product-near-miss"),
