@@ -18,7 +18,7 @@ from inspect_ai.solver import TaskState, generate
 from inspect_ai.util import registry_create
 
 from evals.chat import chat_messages
-from problems.domains import DOMAIN_SCORER, DOMAINS, Domain
+from problems.domains import DOMAIN_SCORER, DOMAINS, HOW_TO_REGISTER, Domain
 from problems.math_data import DatasetError
 
 DEFAULT_MAX_TOKENS = 256
@@ -29,7 +29,8 @@ def graded_domain(name: str) -> Domain:
     domain = DOMAINS.get(name)
     if domain is None or domain.grade is None:
         graded = [d.name for d in DOMAINS.values() if d.grade is not None]
-        raise DatasetError(f"domain {name!r} declares no grade function: choose from {graded} (problems/domains.py)")
+        what = "declares no grade function" if domain is not None else "is not registered"
+        raise DatasetError(f"domain {name!r} {what}: choose from {graded}; {HOW_TO_REGISTER}")
     return domain
 
 

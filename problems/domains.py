@@ -6,8 +6,11 @@ reward functions that can score it, the Inspect scorer its tasks use, which trai
 audit re-judges with which scorer, the per-step metrics the run plot draws, and the Inspect task a
 training run's held-out evals run (with that task's arguments for the problems a config does not train on). ``train/data/rows.py``,
 ``train/config/`` (sources and reward names), ``evals/rollout_audit.py`` and ``scripts/plot_run.py``
-read ``DOMAINS`` at use time, so a new domain is one module of problems plus one row here
-(tests/problems/test_domains.py adds a toy one and removes it).
+read ``DOMAINS`` at use time. A domain of one's own needs no edit here: a module outside this package that defines a
+``Domain`` registers it through the entry point group ``verigrpo.domains`` of its own package (``name =
+"module:OBJECT"``, as Inspect's plugins register through ``inspect_ai``) or, without a package, through the
+environment (``VERIGRPO_DOMAINS=module:OBJECT[,module:OBJECT]``, the module on ``PYTHONPATH``). ``DOMAINS`` reads
+both the first time it is read; the built-in rows are declared in the same group (pyproject.toml).
 
 A row declares its judge in one of two ways. A built-in domain names functions registered elsewhere:
 ``reward_names`` (``rewards.REWARD_FUNCS``) and ``scorer`` (a registered Inspect scorer) and ``eval_task``. A new
@@ -24,8 +27,11 @@ Standard library, ``problems.math_data``, ``problems.code_data`` and ``rewards``
 
 from __future__ import annotations
 
+import importlib
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from problems.code_data import CodeProblem, load_code_problems
@@ -211,7 +217,96 @@ CODE = Domain(
     eval_metric=("eval_fraction/mean", "held-out unit tests passed (fraction)"),
 )
 
-DOMAINS: dict[str, Domain] = {domain.name: domain for domain in (MATH, CODE)}
+ENTRY_POINT_GROUP = "verigrpo.domains"
+DOMAINS_ENV = "VERIGRPO_DOMAINS"
+HOW_TO_REGISTER = (
+    f"a domain of your own registers through the entry point group {ENTRY_POINT_GROUP!r} of your package or "
+    f"{DOMAINS_ENV}=module:OBJECT (docs/adding-a-domain.md)"
+)
+
+
+class DomainRegistrationError(DatasetError):
+    """A registered domain that does not load: names the entry point or variable and what went wrong."""
+
+
+def _entry_points() -> list[EntryPoint]:
+    """The group's entry points, then ``VERIGRPO_DOMAINS``'s ``module:OBJECT`` items as entry points of their own."""
+    found = list(entry_points(group=ENTRY_POINT_GROUP))
+    for item in filter(None, (part.strip() for part in os.environ.get(DOMAINS_ENV, "").split(","))):
+        found.append(EntryPoint(name=item, value=item, group=DOMAINS_ENV))
+    return found
+
+
+def _load(entry: EntryPoint) -> Domain:
+    where = f"{entry.group} {entry.name} = {entry.value!r}"
+    module, _, attr = entry.value.partition(":")
+    if not attr:
+        raise DomainRegistrationError(f"{where}: write module:OBJECT (e.g. my_domain:PARITY)")
+    try:
+        obj = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise DomainRegistrationError(f"{where} does not load: {type(exc).__name__}: {exc}") from None
+    if not isinstance(obj, Domain):
+        raise DomainRegistrationError(f"{where} is a {type(obj).__name__}, not a problems.domains.Domain")
+    return obj
+
+
+class RegisteredDomains(dict):
+    """The table: the built-in rows, then every registered domain, loaded the first time the table is read (a domain's
+    module may import this one). A name given twice by different objects is an error naming both."""
+
+    def __init__(self, builtin):
+        super().__init__((domain.name, domain) for domain in builtin)
+        self.loaded = False
+
+    def load_registered(self) -> None:
+        if self.loaded:
+            return
+        self.loaded = True
+        for entry in _entry_points():
+            domain = _load(entry)
+            known = dict.get(self, domain.name)
+            if known is not None and known is not domain:
+                raise DomainRegistrationError(
+                    f"{entry.group} {entry.name} = {entry.value!r} registers domain {domain.name!r}, a name already "
+                    "taken: give the Domain another name"
+                )
+            dict.__setitem__(self, domain.name, domain)
+
+    def __getitem__(self, key):
+        self.load_registered()
+        return super().__getitem__(key)
+
+    def __iter__(self):
+        self.load_registered()
+        return super().__iter__()
+
+    def __len__(self):
+        self.load_registered()
+        return super().__len__()
+
+    def __contains__(self, key):
+        self.load_registered()
+        return super().__contains__(key)
+
+    def get(self, key, default=None):
+        self.load_registered()
+        return super().get(key, default)
+
+    def keys(self):
+        self.load_registered()
+        return super().keys()
+
+    def values(self):
+        self.load_registered()
+        return super().values()
+
+    def items(self):
+        self.load_registered()
+        return super().items()
+
+
+DOMAINS: dict[str, Domain] = RegisteredDomains((MATH, CODE))
 
 
 def all_sources() -> tuple[str, ...]:
@@ -224,7 +319,7 @@ def domain_of_source(source: str) -> Domain:
     for domain in DOMAINS.values():
         if source in domain.sources:
             return domain
-    raise DatasetError(f"unknown dataset {source!r}: choose from {list(all_sources())}")
+    raise DatasetError(f"unknown dataset {source!r}: choose from {list(all_sources())}; {HOW_TO_REGISTER}")
 
 
 def domain_of_problems(problems: list) -> Domain:
@@ -257,7 +352,7 @@ def reward_funcs(names: list[str] | tuple[str, ...], think: str) -> list[Callabl
     own = domain_rewards()
     unknown = unknown_reward_names(names)
     if unknown:
-        raise ValueError(f"unknown reward function(s) {unknown}: valid names are {reward_choices()}")
+        raise ValueError(f"unknown reward function(s) {unknown}: valid names are {reward_choices()}; {HOW_TO_REGISTER}")
     return [own[name] if name in own else get_reward_funcs([name], think=think)[0] for name in names]
 
 

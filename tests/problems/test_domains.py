@@ -171,3 +171,91 @@ def test_reward_names_resolve_over_built_in_and_row_rewards(monkeypatch):
     check_data(config)
     with pytest.raises(ConfigError, match=r"reward_funcs \['letter_grade'\] cannot score dataset 'arithmetic'"):
         check_data(SimpleNamespace(dataset="arithmetic", reward_funcs=["letter_grade"], num_shots=0, dataset_path=None))
+
+
+# --- registration from outside the package: the entry point group and VERIGRPO_DOMAINS ---------------------------
+
+TOY_MODULE = "toy_outside_domain"
+
+
+@pytest.fixture
+def outside_module(tmp_path, monkeypatch):
+    """A module outside the package defining a Domain (and a non-Domain), importable as ``toy_outside_domain``."""
+    (tmp_path / f"{TOY_MODULE}.py").write_text(
+        "from tests.problems.test_domains import GRADED\nTOY = GRADED\nNOT_A_DOMAIN = 3\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return TOY_MODULE
+
+
+def test_the_built_in_domains_are_declared_in_the_entry_point_group():
+    from importlib.metadata import entry_points
+
+    declared = {e.name: e.load() for e in entry_points(group=domains.ENTRY_POINT_GROUP)}
+    assert declared["math"] is MATH and declared["code"] is CODE
+
+
+def fresh_table(monkeypatch, entries):
+    monkeypatch.setattr(domains, "_entry_points", lambda: entries)
+    return domains.RegisteredDomains((MATH, CODE))
+
+
+def test_an_entry_point_registers_a_domain_on_first_read(monkeypatch, outside_module):
+    from importlib.metadata import EntryPoint
+
+    table = fresh_table(monkeypatch, [EntryPoint("letter", f"{outside_module}:TOY", domains.ENTRY_POINT_GROUP)])
+    assert dict.__len__(table) == 2  # nothing loaded before the table is read
+    assert list(table) == ["math", "code", "letter"] and table["letter"] is GRADED
+
+
+def test_the_environment_variable_registers_a_domain(monkeypatch, outside_module):
+    monkeypatch.setenv(domains.DOMAINS_ENV, f" {outside_module}:TOY , ")
+    (entry,) = [e for e in domains._entry_points() if e.group == domains.DOMAINS_ENV]
+    table = fresh_table(monkeypatch, [entry])
+    assert "letter" in table and table.get("letter") is GRADED
+
+
+BAD_REGISTRATIONS = [
+    ("toy_outside_domain", r"write module:OBJECT"),
+    ("toy_outside_domain:MISSING", r"does not load: AttributeError"),
+    ("no_such_module_here:TOY", r"does not load: ModuleNotFoundError: No module named 'no_such_module_here'"),
+    ("toy_outside_domain:NOT_A_DOMAIN", r"is a int, not a problems.domains.Domain"),
+]
+
+
+@pytest.mark.parametrize(("value", "message"), BAD_REGISTRATIONS)
+def test_a_bad_registration_names_itself(monkeypatch, outside_module, value, message):
+    from importlib.metadata import EntryPoint
+
+    table = fresh_table(monkeypatch, [EntryPoint(value, value, domains.DOMAINS_ENV)])
+    with pytest.raises(domains.DomainRegistrationError, match=rf"^VERIGRPO_DOMAINS {value} = '{value}'.*{message}"):
+        list(table)
+
+
+def test_a_taken_name_is_refused(monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    table = fresh_table(monkeypatch, [EntryPoint("m", "tests.problems.test_domains:MATH_AGAIN", "verigrpo.domains")])
+    with pytest.raises(domains.DomainRegistrationError, match="registers domain 'math', a name already taken"):
+        list(table)
+
+
+MATH_AGAIN = Domain(
+    name="math", sources=("again",), problem_type=Choice, load=_load, training_row=_row, grade=lambda c, t: 0.0
+)
+
+
+def test_unknown_names_say_how_to_register():
+    from evals.domain_task import graded_domain
+    from train.config import ConfigError
+    from train.config.validation import check_rewards
+
+    how = r"entry point group 'verigrpo.domains' of your package or VERIGRPO_DOMAINS=module:OBJECT"
+    with pytest.raises(domains.DatasetError, match=rf"unknown dataset 'div3_toy'.*{how}"):
+        domains.domain_of_source("div3_toy")
+    with pytest.raises(ValueError, match=rf"unknown reward function\(s\) \['div3_grade'\].*{how}"):
+        domains.reward_funcs(["div3_grade"], think="none")
+    with pytest.raises(ConfigError, match=rf"unknown reward function\(s\) \['div3_grade'\].*{how}"):
+        check_rewards(SimpleNamespace(reward_funcs=["div3_grade"], think="none"), SimpleNamespace(reward_weights=None))
+    with pytest.raises(domains.DatasetError, match=rf"domain 'div3' is not registered: choose from \[\]; .*{how}"):
+        graded_domain("div3")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from problems.domains import (
+    HOW_TO_REGISTER,
     all_sources,
     domain_of_source,
     reward_choices,
@@ -93,7 +94,7 @@ def check_rewards(script_args: ScriptArguments, training_args) -> None:
     if unknown:
         raise ConfigError(
             f"reward_funcs: unknown reward function(s) {unknown}. Valid names are {reward_choices()}, "
-            "e.g. `reward_funcs: [correctness, format]`."
+            f"e.g. `reward_funcs: [correctness, format]`; {HOW_TO_REGISTER}."
         )
     if script_args.think not in THINK_MODES:
         raise ConfigError(
