@@ -53,7 +53,7 @@ MIX = [
 ]
 SLOW = [  # heavy work within the limits (~0.2 s of CPU), and a pair over them (refused before any work)
     ("(x+1)^{3000}(x+2)", "(x+1)^{3001}+(x+1)^{3000}"),
-    (r"\sum_{k=1}^{10^{10}} k^k", "5"),
+    ("x^{10^{10}}", "x"),  # a number in it larger than 10^20000: too_complex before any work
 ]
 
 
