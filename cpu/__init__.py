@@ -1,8 +1,11 @@
 """CPU kernels: the trainer's generation and the ``verigrpo/`` checkpoint evals run the same model code on CPU, so
 both use these (torch + transformers + bitsandbytes; no Inspect, nothing of train/ or evals/).
 
+- ``capability``: what this CPU computes natively (torch's capability, AVX512-BF16/AMX flags) and the compute dtype
+  ``dtype: auto`` means on it (``auto_dtype``; train/config/cpu_dtype.py applies it)
 - ``bnb_cpu``: a 4-bit (bitsandbytes) model computes on CPU what it computes in training, also in eval mode
-  (``keep_training_kernel``), and an inference-only one dequantizes each layer once (``dequantize_once``)
+  (``keep_training_kernel``), and an inference-only one, or a training step, dequantizes each layer once
+  (``dequantize_once``, ``dequantized``)
 - ``grouped_attention``: decoding without copying the KV cache once per query head (``grouped_kv_attention``)
 - ``greedy_batch``: greedy decoding of a batch whose prompts share a prefix (computed once; finished rows dropped),
   behind ``evals/checkpoint_model.py``'s ``generate``

@@ -16,6 +16,13 @@ flag before repacking; ``cpu/bnb_seams.py`` sets it). Hand-written because bitsa
 training path dequantizes every layer's weights on every call (for a decode step of a small batch that is
 about half the work); this dequantizes each layer once and multiplies with the same weights. Each layer is
 checked on a probe input against its own forward, bit for bit, and left as it is if they differ.
+
+``dequantized(model, backward=True)`` does the same for a training step: the base's 4-bit weights are frozen (only
+the LoRA adapter trains), yet bitsandbytes' autograd (``MatMul4Bit``) dequantizes each layer's whole weight in the
+forward and again in the backward, for every call. Here each layer is dequantized once for the step, and the
+``linear`` on those weights passes back, bit for bit, the input gradient bitsandbytes' backward computes (checked on
+the probe too: forward output and input gradient). Measured on an AVX2-only CPU, where the step's forward and
+backward are ~90 % of it: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -64,10 +71,12 @@ def dequantize_once(model) -> int:
 
 
 @contextmanager
-def dequantized(model):
-    """``dequantize_once`` for the length of a ``with`` block (a training run's generation): the layers get their
-    own forward back on exit. Yields the number of layers changed."""
-    layers = _dequantize(model)
+def dequantized(model, backward: bool = False):
+    """``dequantize_once`` for the length of a ``with`` block (a training run's generation; with ``backward``, a
+    whole training step: each layer's probe must also give bitsandbytes' input gradient, bit for bit). The layers
+    get their own forward back on exit; layers already dequantized by an enclosing block are left to it. Yields the
+    number of layers changed."""
+    layers = _dequantize(model, backward)
     try:
         yield len(layers)
     finally:
@@ -75,7 +84,7 @@ def dequantized(model):
             restore_forward(layer)  # the class's forward again
 
 
-def _dequantize(model) -> list:
+def _dequantize(model, backward: bool = False) -> list:
     try:
         import bitsandbytes.functional as bnb_functional
         import torch
@@ -92,17 +101,37 @@ def _dequantize(model) -> list:
         with torch.no_grad():
             weight = bnb_functional.dequantize_4bit(module.weight.data, module.weight.quant_state).to(dtype)
             bias = None if module.bias is None else module.bias.detach().to(dtype)
-            probe = torch.randn(3, module.in_features, generator=generator).to(dtype)
-            was_training = module.training
-            module.train()  # the training forward (no repack: keep_training_kernel)
-            expected = module(probe)
-            module.train(was_training)
-            forward = _dequantized_forward(weight, bias, dtype)
-            if not torch.equal(forward(probe), expected):
-                continue
+        forward = _dequantized_forward(weight, bias, dtype)
+        probe = torch.randn(3, module.in_features, generator=generator).to(dtype)
+        if not _same(module, forward, probe, backward):
+            continue
         replace_forward(module, forward)
         changed.append(module)
     return changed
+
+
+def _same(module, forward, probe, backward: bool) -> bool:
+    """Whether ``forward`` gives ``module``'s training-mode output on ``probe`` bit for bit (with ``backward``: and
+    the same input gradient for a fixed output gradient)."""
+    import torch
+
+    was_training = module.training
+    module.train()  # the training forward (no repack: keep_training_kernel)
+    try:
+        with torch.enable_grad() if backward else torch.no_grad():
+            ours, theirs = probe.clone().requires_grad_(backward), probe.clone().requires_grad_(backward)
+            mine, expected = forward(ours), module(theirs)
+            if not torch.equal(mine.detach(), expected.detach()):
+                return False
+            if not backward:
+                return True
+            upstream = torch.randn(expected.shape, generator=torch.Generator().manual_seed(1)).to(expected.dtype)
+            # autograd.grad: nothing accumulates into the layer's own parameters
+            (mine_grad,) = torch.autograd.grad(mine, ours, upstream)
+            (expected_grad,) = torch.autograd.grad(expected, theirs, upstream)
+            return torch.equal(mine_grad, expected_grad)
+    finally:
+        module.train(was_training)
 
 
 def _dequantized_forward(weight, bias, dtype):

@@ -72,6 +72,20 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
             yield
 
     @contextmanager
+    def computing_loss(self):
+        """The loss forward on CPU, and the backward that follows it, with each 4-bit base layer dequantized once
+        instead of in every call's forward and again in its backward (cpu/bnb_cpu.py ``dequantized(backward=True)``:
+        the same weights, the same ``linear``, the same input gradients bit for bit). The autograd graph keeps the
+        dequantized weights until the backward has used them; the layers get their own forward back at once."""
+        from cpu.bnb_cpu import dequantized
+
+        if next(self.model.parameters()).device.type != "cpu":
+            yield
+            return
+        with dequantized(self.model, backward=True):
+            yield
+
+    @contextmanager
     def loading_checkpoint(self, model):
         """Load the checkpoint, keeping every trainable parameter in the dtype the fresh run trains in.
 
@@ -141,10 +155,12 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
             self.on_policy_guard.after_batch(self)  # the engine was just synced: it must score as the policy does
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        """TRL's loss; with ``log_replay_batches`` the exact batch is recorded first (train/replay.py)."""
+        """TRL's loss (inside ``computing_loss``); with ``log_replay_batches`` the exact batch is recorded first
+        (train/replay.py)."""
         if self.replay_recorder is not None and model.training:
             self.replay_recorder.add(self.state.global_step + 1, inputs, num_items_in_batch)
-        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        with self.computing_loss():
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         """TRL's log, plus the run guards' metrics of the step (train/guards/)."""

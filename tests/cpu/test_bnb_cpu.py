@@ -137,3 +137,82 @@ def test_sampling_from_the_real_4bit_policy_is_unchanged_by_dequantizing(cpu_mod
         assert changed == 30 * 7  # every 4-bit projection of the 30 layers
         assert torch.equal(sample(), expected)
     assert torch.equal(sample(), expected)
+
+
+@pytest.mark.parametrize("shape", [(5, 128), (2, 7, 128)])
+def test_dequantized_for_a_training_step_gives_bitsandbytes_output_and_input_gradient(shape):
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(2))
+    expected_output, expected_grad = train_forward(quantized_layer(), x)
+    layer = quantized_layer()
+    with dequantized(layer, backward=True) as changed:
+        assert changed == 1
+        output, grad = train_forward(layer, x)
+    assert torch.equal(output, expected_output)
+    assert torch.equal(grad, expected_grad)
+    assert "forward" not in vars(layer)
+
+
+def test_a_layer_whose_backward_differs_is_left_alone_for_training(monkeypatch):
+    """Another bitsandbytes whose backward is not the ``linear``'s: the training step keeps its own forward, while
+    generation (no backward) may still dequantize it."""
+    from bitsandbytes.autograd._functions import MatMul4Bit
+
+    original = MatMul4Bit.backward
+
+    def skewed(ctx, grad_output):
+        grad_a, *rest = original(ctx, grad_output)
+        return (grad_a * 1.001, *rest)
+
+    monkeypatch.setattr(MatMul4Bit, "backward", staticmethod(skewed))
+    layer = quantized_layer()
+    with dequantized(layer, backward=True) as changed:
+        assert changed == 0 and "forward" not in vars(layer)
+    with dequantized(layer) as changed:
+        assert changed == 1
+
+
+def test_a_training_step_of_the_real_4bit_policy_is_unchanged_by_dequantizing(cpu_model):
+    """What the trainer's loss forward and backward rely on (RecordingGRPOTrainer.computing_loss): SmolLM2 in 4-bit +
+    LoRA gives the same loss and the same LoRA gradients, bit for bit, with each layer dequantized once for the step
+    as with bitsandbytes dequantizing in every forward and backward; the backward runs after the block is left."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+    quantization = BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=torch.float32,
+    )
+    base = AutoModelForCausalLM.from_pretrained(cpu_model, dtype=torch.float32, quantization_config=quantization)
+    targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    policy = get_peft_model(base, LoraConfig(r=8, target_modules=targets))
+    torch.manual_seed(0)
+    for name, param in policy.named_parameters():
+        if "lora_B" in name:
+            torch.nn.init.normal_(param, std=0.02)
+    policy.train()
+    ids = torch.tensor([[1, 504, 3458, 314, 216, 33, 1232, 216, 34, 47, 28, 216], [2, 33, 1232, 216, 34, 47] + [0] * 6])
+    mask = (torch.arange(12) < torch.tensor([[12], [6]])).long()
+
+    def step():
+        logits = policy(input_ids=ids, attention_mask=mask, logits_to_keep=8).logits
+        return torch.log_softmax(logits.float(), dim=-1)[..., :5].mean()
+
+    def grads():
+        policy.zero_grad(set_to_none=True)
+        loss = step()
+        loss.backward()
+        return loss.detach(), {n: p.grad.clone() for n, p in policy.named_parameters() if p.requires_grad}
+
+    expected_loss, expected = grads()
+    policy.zero_grad(set_to_none=True)
+    with dequantized(policy, backward=True) as changed:
+        assert changed == 30 * 7  # every 4-bit projection of the 30 layers
+        loss = step()
+    loss.backward()  # outside the block, as the trainer's backward runs after compute_loss
+    assert torch.equal(loss.detach(), expected_loss)
+    got = {n: p.grad for n, p in policy.named_parameters() if p.requires_grad}
+    assert got.keys() == expected.keys() and len(got) == 30 * 7 * 2
+    assert all(torch.equal(got[n], expected[n]) for n in expected)
+    assert any(bool(g.abs().sum() > 0) for g in expected.values())
