@@ -358,7 +358,7 @@ class WorkerPool:
             else:
                 self._started.set()  # the first start is over; the pool runs short-handed until the retry
             self._cond.notify_all()
-        delay = min(RESTART_BACKOFF_MAX_S, RESTART_BACKOFF_S * 2 ** (failures - 1))
+        delay = min(RESTART_BACKOFF_MAX_S, RESTART_BACKOFF_S * 2 ** min(failures - 1, 30))  # no float overflow
         logger.warning(
             "verifier worker failed to start (%d in a row), trying again in %.1fs: %s", failures, delay, message
         )
