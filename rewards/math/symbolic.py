@@ -295,6 +295,9 @@ def _exponent_terms(power) -> list[tuple]:
     found = []
     for term in sympy.Add.make_args(sympy.expand(power.args[0])):
         k, unit = term.as_coeff_Mul()
+        if unit is sympy.I:  # e^{2i}: a constant angle, its own unit e^{i}
+            found.append((k, sympy.Integer(1), True))
+            continue
         imaginary = unit.is_Mul and len(unit.args) == 2 and sympy.I in unit.args
         symbol = (unit.args[0] if unit.args[1] is sympy.I else unit.args[1]) if imaginary else unit
         found.append((k, symbol, imaginary))
@@ -315,15 +318,19 @@ def _as_exponentials(exprs: tuple, units: dict) -> list:
     powers = set().union(*(expr.atoms(sympy.exp) for expr in rewritten))
     split = {power: _exponent_terms(power) for power in powers}
     scale: dict = {}
+
+    def unit_of(symbol, imaginary) -> bool:
+        return symbol.is_Symbol or (imaginary and symbol == 1)
+
     for terms in split.values():
         for k, symbol, imaginary in terms:
-            if k.is_Rational and symbol.is_Symbol:
+            if k.is_Rational and unit_of(symbol, imaginary):
                 scale[(symbol, imaginary)] = sympy.ilcm(scale.get((symbol, imaginary), 1), k.q)
     swap = {}
     for power, terms in split.items():
         monomial, rest = sympy.Integer(1), sympy.Integer(0)
         for k, symbol, imaginary in terms:
-            if k.is_Rational and symbol.is_Symbol:
+            if k.is_Rational and unit_of(symbol, imaginary):
                 key = (symbol, imaginary)
                 unit = units.setdefault(key, sympy.Dummy(f"{'z' if imaginary else 'w'}_{symbol}"))
                 monomial *= unit ** int(k * scale[key])
@@ -421,7 +428,8 @@ def _expr_equal(a, b) -> bool:
         raise TooComplex(
             f"the difference is over degree {MAX_REWRITE_DEGREE} or nesting {MAX_REWRITE_NESTING} for simplify"
         )
-    if difference.has(TrigonometricFunction, HyperbolicFunction, sympy.exp):
+    kinds = (TrigonometricFunction, HyperbolicFunction, sympy.exp)
+    if any(part.args[0].free_symbols for part in difference.atoms(*kinds)):
         # decided exactly above when it is an identity of e^{ix} and e^{x}; simplify's trigonometric search on what
         # is left is unbounded (1/(1+e^{-x})^6 against a power of tanh(x/2) ran > 3 CPU-s at 40 nodes)
         raise TooComplex("a trigonometric or exponential identity the exact route does not show: no rewrite search")
@@ -656,6 +664,8 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
             equal = _expr_equal(candidate, reference)
             if not equal and reference_places is not None:
                 equal = rounds_to(candidate, reference_places, reference)
+    except TooComplex as exc:  # the pair is beyond a structural limit of the exact methods or the rewrite steps
+        return "cand_too_complex", str(exc)
     except (
         TypeError,
         ValueError,
@@ -667,8 +677,6 @@ def compare(candidate_text: str, reference_text: str, reference_places: int | No
     ) as exc:
         # sympy failing on a candidate-built expression counts against the candidate, and says so
         return "cand_too_complex", f"sympy could not compare: {type(exc).__name__}: {describe(exc)}"
-    except TooComplex as exc:  # the pair is beyond a structural limit of the exact methods or the rewrite steps
-        return "cand_too_complex", str(exc)
     return ("equal" if equal else "different"), f"{describe(candidate)} vs {describe(reference)}"
 
 

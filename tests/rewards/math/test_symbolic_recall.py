@@ -48,6 +48,8 @@ IDENTITIES = [
     P(r"\frac{\sin(x)-\cos(x)}{\sqrt{2}}", r"\sin(x+\frac{\pi}{4})", False, id="shifted-sine-sign"),
     P(r"\cos(x+\frac{\pi}{3})", r"\frac{\cos x}{2} - \frac{\sqrt{3}\sin x}{2}", True, id="shifted-cosine"),
     P(r"\cos(x+\frac{\pi}{3})", r"\frac{\cos x}{2} + \frac{\sqrt{3}\sin x}{2}", False, id="shifted-cosine-sign"),
+    P(r"\sin(2)", r"2\sin(1)\cos(1)", True, id="double-angle-of-a-constant"),
+    P(r"\sin(2)", r"\sin(1)\cos(1)", False, id="double-angle-of-a-constant-factor"),
     # --- logarithms of absolute values ---
     P(r"\log|x^2-9|", r"\log|x-3| + \log|x+3|", True, id="log-abs-product"),
     P(r"\log|x^2-9|", r"\log|x-3| + \log|x+4|", False, id="log-abs-product-near-miss"),
