@@ -103,36 +103,52 @@ def grade_one(text: str, reference: str, think: str = THINK_NONE, index: int = 0
 
     ``VerifierUnavailable`` (a broken installation) is the one exception it lets through.
     """
-    pair = f"sample {index}: {brief(text)} vs reference {brief(reference)}"
     try:
         return WhyPaid.of(grade(text, reference, think=think))
     except InvalidReference as exc:
         logger.warning("correctness: sample %d has an unusable reference, reward is None: %s", index, exc)
         return WhyPaid(None, "invalid_reference", clip(str(exc)))
-    except VerifierTooSlow as exc:
+    except BaseException as exc:  # sorted by _without_a_verdict, which raises again what is not ours to decide
+        answer = _answer_of(text, think)
+        pair = f"sample {index}: {brief(text if answer is None else answer)} vs reference {brief(reference)}"
+        return _without_a_verdict(exc, text, answer, reference, think, pair)
+
+
+def _answer_of(text: str, think: str) -> str | None:
+    """The final answer the completion states, for the log (None when there is none, or reading it fails)."""
+    try:
+        return find_final_answer(text, think).answer
+    except Exception:  # grade() raised first; the log still gets the pair
+        return None
+
+
+def _without_a_verdict(exc: BaseException, text: str, answer, reference: str, think: str, pair: str) -> WhyPaid:
+    """What ``grade`` raised on a readable reference, turned into an outcome (``OUTCOMES_WITHOUT_A_VERDICT`` or
+    the candidate's verdict); ``VerifierUnavailable`` and what is not an ``Exception`` (Ctrl-C) are raised."""
+    if isinstance(exc, VerifierUnavailable) or not isinstance(exc, Exception):  # a broken install; Ctrl-C
+        raise exc
+    if isinstance(exc, VerifierTooSlow):
         logger.warning(
             "correctness: %s: the verifier's CPU safety net stopped the comparison, reward is None "
             "(a verifier defect: please report the pair): %s",
             pair,
             exc,
         )
-        return WhyPaid(None, "verifier_too_slow", clip(str(exc)))
-    except VerifierOverloaded as exc:
+        return WhyPaid(answer, "verifier_too_slow", clip(str(exc)))
+    if isinstance(exc, VerifierOverloaded):
         logger.warning("correctness: %s got no verdict in time, reward is None: %s", pair, exc)
-        return WhyPaid(None, "verifier_overloaded", clip(str(exc)))
-    except VerifierUnavailable:
-        raise
-    except (Unparseable, TooComplex) as exc:
-        return _escaped_parse_error(text, reference, think, pair, exc)
-    except VerifierBug as exc:
+        return WhyPaid(answer, "verifier_overloaded", clip(str(exc)))
+    if isinstance(exc, (Unparseable, TooComplex)):
+        return _escaped_parse_error(text, answer, reference, think, pair, exc)
+    if isinstance(exc, VerifierBug):
         logger.error("correctness: %s: the verifier failed, reward is None (please report the pair): %s", pair, exc)
-        return WhyPaid(None, "verifier_bug", f"verifier bug: {clip(str(exc), 1000)}")
-    except Exception as exc:  # any other failure of the verifier's own code: a bug, never the candidate's 0.0
-        logger.exception("correctness: %s: the verifier raised, reward is None (please report the pair)", pair)
-        return WhyPaid(None, "verifier_bug", f"verifier bug: {type(exc).__name__}: {clip(str(exc), 1000)}")
+        return WhyPaid(answer, "verifier_bug", f"verifier bug: {clip(str(exc), 1000)}")
+    # any other failure of the verifier's own code: a bug, never the candidate's 0.0
+    logger.error("correctness: %s: the verifier raised, reward is None (please report the pair)", pair, exc_info=exc)
+    return WhyPaid(answer, "verifier_bug", f"verifier bug: {type(exc).__name__}: {clip(str(exc), 1000)}")
 
 
-def _escaped_parse_error(text: str, reference: str, think: str, pair: str, exc: Exception) -> WhyPaid:
+def _escaped_parse_error(text: str, answer, reference: str, think: str, pair: str, exc: BaseException) -> WhyPaid:
     """``Unparseable``/``TooComplex`` raised past ``grade``: the candidate's fault unless the reference fails the
     same way when graded as its own answer (then the row is broken: ``invalid_reference``)."""
     try:
@@ -151,7 +167,6 @@ def _escaped_parse_error(text: str, reference: str, think: str, pair: str, exc: 
         reason.value,
         exc,
     )
-    answer = find_final_answer(text, think).answer
     return WhyPaid(answer, reason.value, f"{clip(str(exc))} (raised past the verifier's front end)")
 
 

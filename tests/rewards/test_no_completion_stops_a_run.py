@@ -23,7 +23,8 @@ from rewards.math.answer_tree import TooComplex, Unparseable
 from rewards.sandbox import SandboxError, SandboxUnavailable
 from rewards.verdict import Reason, Verdict
 
-BAD = "ANSWER: the completion that breaks the verifier"
+BAD_ANSWER = "the completion that breaks the verifier"
+BAD = "ANSWER: " + BAD_ANSWER
 GOOD = "ANSWER: 4"
 
 
@@ -35,7 +36,13 @@ def run(completions, answer="4"):
         log_metric=metrics.__setitem__,
         log_extra=extras.__setitem__,
     )
-    return rewards, extras["correctness/reason"], extras["correctness/explanation"], metrics
+    return (
+        rewards,
+        extras["correctness/reason"],
+        extras["correctness/explanation"],
+        metrics,
+        extras["correctness/answer"],
+    )
 
 
 @pytest.mark.usefixtures("generous_verifier_deadline")
@@ -49,7 +56,7 @@ def run(completions, answer="4"):
     ],
 )
 def test_completions_that_stopped_runs_get_a_verdict(completion, reference, reason):
-    rewards, reasons, explanations, metrics = run([completion, GOOD], reference)
+    rewards, reasons, explanations, metrics, _ = run([completion, GOOD], reference)
     assert rewards[0] == 0.0 and reasons[0] == reason, explanations[0]
     assert metrics[f"verdict/{reason}"] >= 0.5
     assert all(len(text) < 3000 for text in explanations)
@@ -83,12 +90,13 @@ NONE_WITH_A_REASON = [  # what the verifier may raise on a valid candidate -> re
 def test_verifier_trouble_is_none_with_its_reason_logged_and_counted(monkeypatch, caplog, error, reason):
     monkeypatch.setattr(math_rewards, "grade", failing_grade(error))
     with caplog.at_level(logging.WARNING, logger="rewards.math.math_rewards"):
-        rewards, reasons, explanations, metrics = run([BAD, GOOD, "ANSWER: 5"])
+        rewards, reasons, explanations, metrics, answers = run([BAD, GOOD, "ANSWER: 5"])
     assert rewards == [None, 1.0, 0.0]
     assert reasons == [reason, "correct", "mismatch"]
     assert reason in math_rewards.OUTCOMES_WITHOUT_A_VERDICT
     assert metrics[f"verdict/{reason}"] == pytest.approx(1 / 3) and sum(metrics.values()) == pytest.approx(1.0)
-    assert "sample 0" in caplog.text and brief(BAD) in caplog.text  # the pair, to report
+    assert "sample 0" in caplog.text and f"{brief(BAD_ANSWER)} vs reference '4'" in caplog.text  # the pair
+    assert answers == [BAD_ANSWER, "4", "5"]  # the rollout log shows the answer that got no verdict
     if reason == "verifier_bug":
         assert any(record.levelno >= logging.ERROR for record in caplog.records)
 
@@ -101,14 +109,14 @@ def test_a_parse_error_past_grade_is_the_candidates_verdict(monkeypatch, caplog,
     warning that it escaped (a defect to report)."""
     monkeypatch.setattr(math_rewards, "grade", failing_grade(error))
     with caplog.at_level(logging.WARNING, logger="rewards.math.math_rewards"):
-        rewards, reasons, explanations, _ = run([BAD, GOOD])
+        rewards, reasons, explanations, _, _ = run([BAD, GOOD])
     assert rewards == [0.0, 1.0] and reasons == [reason, "correct"]
     assert "raised past the verifier's front end" in explanations[0] and "front end" in caplog.text
 
 
 def test_a_parse_error_the_reference_also_raises_is_an_invalid_reference(monkeypatch):
     monkeypatch.setattr(math_rewards, "grade", failing_grade(Unparseable("unbalanced braces"), when=lambda _: True))
-    rewards, reasons, explanations, _ = run([BAD])
+    rewards, reasons, explanations, _, _ = run([BAD])
     assert rewards == [None] and reasons == ["invalid_reference"] and "cannot be read" in explanations[0]
 
 
@@ -126,7 +134,7 @@ def test_a_reference_that_is_not_text_stops_the_run_with_one_message():
 def test_messages_quote_huge_candidates_and_ints_bounded(monkeypatch):
     huge = "ANSWER: " + "7" * 100_000
     monkeypatch.setattr(math_rewards, "grade", failing_grade(VerifierBug("x" * 100_000), when=lambda t: t == huge))
-    rewards, _, explanations, _ = run([huge])
+    rewards, _, explanations, _, _ = run([huge])
     assert rewards == [None] and len(explanations[0]) < 1200
 
 
