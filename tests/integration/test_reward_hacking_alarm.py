@@ -24,7 +24,8 @@ def lenient_correctness(completions, **kwargs):
 @pytest.fixture(scope="module")
 def lenient_run(cpu_model, tmp_path_factory):
     """(run dir, what it printed, its result): 2 steps, checkpoints 1 and 2, replay batches recorded; the lenient
-    correctness reward weighs 1.0 (as length_parity), so what it pays moves the advantages."""
+    correctness reward weighs 1.0 (as length_parity), so what it pays moves the advantages. The exploit pre-flight
+    would refuse that reward before the model loads (its job): off here, since this test is about what a run does."""
     import contextlib
     import io
 
@@ -33,7 +34,9 @@ def lenient_run(cpu_model, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
         patch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
         patch.setitem(rewards.REWARD_FUNCS, "correctness", lenient_correctness)
-        result = tiny_run(run, "--log_replay_batches", "true", "--reward_weights", "1.0", "1.0", "0.0")
+        result = tiny_run(
+            run, "--log_replay_batches", "true", "--reward_weights", "1.0", "1.0", "0.0", "--exploit_probe", "false"
+        )
     return run, printed.getvalue(), result
 
 
@@ -118,7 +121,7 @@ def test_with_the_key_the_alarm_stops_the_run_at_its_first_save(tmp_path, cpu_mo
     monkeypatch.setitem(rewards.REWARD_FUNCS, "correctness", lenient_correctness)
     run = tmp_path / "run"
     with pytest.raises(RewardHacking, match=r"stopped the run at step 1: the reward paid \d+ of \d+ paid") as caught:
-        tiny_run(run, "--max_steps", "3", "--stop_on_reward_hacking", "true")
+        tiny_run(run, "--max_steps", "3", "--stop_on_reward_hacking", "true", "--exploit_probe", "false")
     assert "math_verifier rejects" in str(caught.value) and "scripts/audit_rollouts.py" in str(caught.value)
     assert (run / "checkpoint-1" / "adapter_model.safetensors").is_file() and not (run / "checkpoint-2").exists()
     assert "[verigrpo] WARNING reward-hacking alarm: the reward paid" in capsys.readouterr().out
