@@ -26,16 +26,19 @@ PAIRS = [("2x", "x+x", "equal"), ("(x+1)^2", "x^2+2x+1", "equal"), (r"\sqrt{3}",
 FAILING_BOOT = "import sys; sys.stderr.write('no sympy here'); sys.exit(3)"
 
 
-@pytest.fixture
-def fast_retries(monkeypatch):
+@pytest.fixture(scope="module")
+def fast_retries():
     """Short backoff and abandoned-request waits, so recovery happens within a test (the defaults are for runs)."""
-    monkeypatch.setattr(worker_pool, "RESTART_BACKOFF_S", 0.05)
-    monkeypatch.setattr(worker_pool, "RESTART_BACKOFF_MAX_S", 0.5)
-    monkeypatch.setattr(worker_pool, "ABANDONED_WAIT_S", 2.0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(worker_pool, "RESTART_BACKOFF_S", 0.05)
+        patch.setattr(worker_pool, "RESTART_BACKOFF_MAX_S", 0.5)
+        patch.setattr(worker_pool, "ABANDONED_WAIT_S", 2.0)
+        yield
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def pool(fast_retries):
+    """One pool of two for the module (a cold start costs seconds): each test leaves it recovered, and asserts so."""
     pool = WorkerPool(size=2)
     pool.wait_ready()
     yield pool
@@ -65,6 +68,13 @@ def eventually_verdicts(pool: WorkerPool, within_s: float = 300.0) -> list[str]:
 
 def live_pids(pool: WorkerPool) -> list[int]:
     return [worker.proc.pid for worker in pool._live]
+
+
+def wait_until_full(pool: WorkerPool, within_s: float = 300.0) -> None:
+    give_up = time.monotonic() + within_s
+    while not (len(pool._idle) == pool.size and all(worker.alive() for worker in pool._idle)):
+        assert time.monotonic() < give_up, "the pool did not fill up again"
+        time.sleep(0.1)
 
 
 def kill_and_wait(workers) -> None:
@@ -127,7 +137,8 @@ def test_a_failed_restart_never_poisons_the_pool(pool, monkeypatch):
     assert pool._start_failures >= 1 and pool._failure is None
     monkeypatch.setattr(worker_pool, "_BOOT", good_boot)
     assert eventually_verdicts(pool) == expected()
-    assert pool._start_failures == 0
+    wait_until_full(pool)  # every retry chain ended in a warm worker
+    assert pool._start_failures == 0 and pool._failure is None
 
 
 def test_a_pool_that_never_started_raises_unavailable_then_heals(fast_retries, monkeypatch):
