@@ -29,7 +29,6 @@ os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 from rewards.math.worker_pool import warm_up  # noqa: E402 - after the OpenMP setting
 from train.config import ConfigError, ScriptArguments, parse_config, validate  # noqa: E402
-from train.guards.run_guards import add_guards, best_lines, raise_if_a_guard_stopped, track_best  # noqa: E402
 
 
 def _summary(log_history: list[dict], seconds: float, first_step: int = 0) -> str:
@@ -64,6 +63,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     validate(script_args, training_args, model_args)
     from train.data.rows import load_training_problems, to_dataset
     from train.engines.factory import engine_factory
+    from train.guards.run_guards import add_guards, track_best  # imports transformers: not for --help
 
     problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
     if not problems:
@@ -199,6 +199,7 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     trainer, recorder, manifest = build_trainer(script_args, training_args, model_args)
     from train.artifacts.manifest import write_manifest
     from train.engines.vllm_server_api import ServerError
+    from train.guards.run_guards import best_lines, raise_if_a_guard_stopped
     from train.trainer import RunSpanCallback
 
     output_dir = Path(training_args.output_dir)
@@ -243,25 +244,30 @@ def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     }
 
 
+def _error(exc: Exception, status: int) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return status
+
+
 def cli(argv: list[str] | None = None) -> int:
     from problems.math_data import DatasetError
+
+    try:
+        script_args, training_args, model_args = parse_config(argv)  # --help exits here, before any model library
+    except (ConfigError, DatasetError) as exc:
+        return _error(exc, 2)
     from train.engines.vllm_server_api import ServerError
-    from train.guards.on_policy import OffPolicy
+    from train.guards.on_policy import OffPolicy  # imports torch
     from train.guards.reward_hacking import RewardHacking
 
     try:
-        script_args, training_args, model_args = parse_config(argv)
         main(script_args, training_args, model_args)
     except (ConfigError, DatasetError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except ServerError as exc:
-        # a vLLM server failed (before or during training): the run stops; saved checkpoints are complete
-        print(f"error: {exc}", file=sys.stderr)
-        return 3
+        return _error(exc, 2)
+    except ServerError as exc:  # a vLLM server failed (before or during training): saved checkpoints are complete
+        return _error(exc, 3)
     except (OffPolicy, RewardHacking) as exc:  # a run guard stopped training (train/guards/); checkpoints are complete
-        print(f"error: {exc}", file=sys.stderr)
-        return 4
+        return _error(exc, 4)
     return 0
 
 
