@@ -11,7 +11,7 @@ shared pieces here:
 - ``verdict``: ``Verdict`` (correct, answer, reason, explanation) and the ``Reason`` enum
 - ``registry``: the reward name -> function table configs use; ``unknown_rewards``, ``get_reward_funcs``
 - ``fingerprint``: the verigrpo version and a hash of the ``rewards/`` source, recorded in logs and checkpoints
-- ``common``: helpers both wings use: ``completion_text``, ``run_blocking``
+- ``common``: helpers both wings use: ``completion_text``, ``run_blocking``, ``brief``/``clip`` (bounded messages)
 - ``reward_log``: why each reward paid (answer, reason, explanation), handed to TRL's ``log_extra``
 - ``scorecard``: precision/recall/latency of ``is_correct`` on a labeled JSONL (``python -m rewards.scorecard``)
 

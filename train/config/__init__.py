@@ -14,6 +14,10 @@
     distributed_checks.py  accelerate's launch from its environment: DeepSpeed/FSDP with 4-bit or the adapter
                        engines, placement on multi-GPU nodes, free GPU memory, the other ranks' waits vs ddp_timeout
     cli_help.py        --help: --config and the project's options first, with the config's values
+    device_capability.py  what this GPU's compute capability cannot run (bf16 in vLLM, torch's kernels)
+    nvidia_driver.py   the NVIDIA driver and cards read without torch: why torch may still see no GPU
+    tool_checks.py     the python tool's settings: limits, chat template, engines it runs with
+    exploit_preflight.py  scripted cheats against the run's rewards on its own problems, before the model loads
 
 Nothing here imports TRL until a config is parsed. The public names are re-exported here
 (``from train.config import parse_config, validate``).
