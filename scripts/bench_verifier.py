@@ -5,9 +5,9 @@
 First, the first call after import in fresh processes (issue #22): with ``rewards.warm_up()`` before it
 (where the workers' start is announced and paid; target: the call under 1 s) and without (the call
 pays the first worker's start). Then three mixes: GSM8K-style numeric pairs (throughput), a
-LaTeX-and-symbolic mix and an adversarial mix (latency: median / p99 / max per call). Targets
-(issue #2): >= 5x Math-Verify's calls/s on numeric pairs, p99 <= 50 ms on the symbolic mix, no call
-over 1 s on adversarial input.
+LaTeX-and-symbolic mix and an adversarial mix (latency: median / p99 / max per call; the adversarial mix
+includes the inputs that cost seconds inside round 4's limits, ``COSTLY``). Targets (issues #2, #39): >= 10x
+Math-Verify's calls/s on numeric pairs, p99 <= 50 ms on the symbolic mix, no call over 1 s on adversarial input.
 Then a loaded run (issue #11): CPU burners plus 16 threads grading the symbolic and adversarial
 mixes with the result cache off, against the quiet verdicts: p99, max, how many verdicts changed
 (target 0), how many calls missed the deadline (``VerifierOverloaded``: an error, not a verdict) and how many
@@ -195,6 +195,20 @@ ADVERSARIAL = [
     r"\frac{1 \pm 2}{3 \pm 4}",
 ]
 
+# Inputs that cost seconds inside round 4's limits (issue #39), with references that let them reach the symbolic
+# layer: now refused from their structure or decided exactly, each well under a second
+COSTLY = [
+    (r"\prod_{k=1}^{1000} k^k", "x + 1"),
+    (r"\sum_{k=1}^{1000} \frac{1}{k^k}", "x + 1"),
+    (r"\sum_{k=1}^{100} \sqrt{k^k+1}", "x + 1"),
+    (r"\sqrt{10^{4000}+1}", "x + 1"),
+    ("x^{24}-y^{24}", "(x^{12}-y^{12})(x^{12}+y^{12})"),
+    ("x^{24}-10^{9000}", "(x^{12}-10^{4500})(x^{12}+10^{4500})"),
+    ("((x+y)^{8}-(z+w)^{8})^{2}", "((z+w)^{8}-(x+y)^{8})^{2}"),
+    (r"\frac{1}{(1+e^{-x})^{6}}", r"\left(\frac{\tanh(x/2)+1}{2}\right)^{6}"),
+    (r"\binom{20000}{10000}", "x + 1"),
+]
+
 # The first call in a fresh process: import, optionally rewards.warm_up(), then one symbolic comparison.
 FIRST_CALL = textwrap.dedent(
     """
@@ -304,7 +318,7 @@ def summary(latencies: list[float]) -> str:
 
 def loaded_run(burners: int, threads: int, rounds: int) -> None:
     """The symbolic and adversarial mixes from ``threads`` threads while ``burners`` processes spin."""
-    pairs = SYMBOLIC + [(c, "5") for c in ADVERSARIAL]
+    pairs = SYMBOLIC + [(c, "5") for c in ADVERSARIAL] + COSTLY
 
     def verdict(pair):
         try:
@@ -392,9 +406,10 @@ def main() -> None:
         rates[name] = len(pairs) / (time.perf_counter() - start)
         print(f"{name:20s} {rates[name]:10.0f} calls/s")
     if len(rates) == 2:
-        print(f"ratio rewards/math_verify: {rates['rewards.is_correct'] / rates['math_verify']:.1f}x  (target >= 5x)")
+        print(f"ratio rewards/math_verify: {rates['rewards.is_correct'] / rates['math_verify']:.1f}x  (target >= 10x)")
 
-    for title, mix in (("LaTeX and symbolic", SYMBOLIC), ("adversarial", [(c, "5") for c in ADVERSARIAL])):
+    adversarial = [(c, "5") for c in ADVERSARIAL] + COSTLY
+    for title, mix in (("LaTeX and symbolic", SYMBOLIC), ("adversarial", adversarial)):
         print(f"\n== {title} mix (n={len(mix)}) ==")
         results = {}
         for name, func in contenders.items():
