@@ -138,7 +138,10 @@ def parse_leaf(text: str):
     else:
         check_bounds(expr)
         if series_terms(expr) and not symbolic_series(expr):
-            expr = _evaluate_series(expr)
+            try:
+                expr = _evaluate_series(expr)
+            except (TypeError, ValueError, NotImplementedError, ZeroDivisionError, RecursionError) as exc:
+                raise Unparseable(f"a sum or product sympy cannot write out: {describe(exc, 120)}") from None
             check_bounds(expr)  # what the sums and products came to is held to the same limits
         if isinstance(expr, sympy.Basic):
             expr = _real_odd_roots(expr)
@@ -564,7 +567,10 @@ def _absolute_value_solutions(reference) -> sympy.FiniteSet | None:
         (x,) = inner.free_symbols
         roots = []
         for target in {value, -value}:
-            found = solution_sets.solution_set(sympy.Eq(inner, target), x)
+            relation = sympy.Eq(inner, target)
+            if not isinstance(relation, Relational):
+                return None
+            found = solution_sets.solution_set(relation, x)
             if not isinstance(found, sympy.FiniteSet):
                 return None
             roots.extend(found)
