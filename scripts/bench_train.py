@@ -14,7 +14,8 @@ direct/harness (target >= 0.95), the share of step time spent in the reward func
 measured directly, since 2 % is far below the step-to-step noise of a shared CPU), and the size of
 the rollout logs per 1,000 rollouts.
 
-``--profile`` splits each GRPO step of the CPU default into generation, the logprob forward, backward,
+``--profile`` prints the CPU kind first (torch's capability, native bf16 or not: ``cpu/capability.py``), then splits
+each GRPO step of the CPU default into generation, the logprob forward, backward,
 optimizer, rewards, rollout logging, trainer logging and the rest (TRL's own profiling hooks plus timers
 on backward, the optimizer and the recorder), and then times plain transformers on the trainer's own
 model and batch (``generate`` with the trainer's generation config; one forward + backward over the same
@@ -366,6 +367,19 @@ def plain_transformers(trainer) -> dict:
     }
 
 
+def cpu_line() -> str:
+    """The CPU kind a profile ran on (a step's split differs by kind: docs/benchmarks.md), its threads and load."""
+    import torch
+
+    from cpu.capability import detect
+
+    kind = detect()
+    return (
+        f"CPU: {kind.describe()} (torch capability {kind.capability}); {torch.get_num_threads()} threads on "
+        f"{len(os.sched_getaffinity(0))} cores; load average {os.getloadavg()[0]:.1f}"
+    )
+
+
 def print_profile(per_step: list[dict], plain: dict) -> None:
     steps = per_step[1:] or per_step  # the first step warms up
     n = len(steps)
@@ -475,6 +489,7 @@ def main() -> None:
         parser.error(f"unrecognized arguments: {' '.join(overrides)}")
     overrides = [o for o in overrides if o != "--"]
     if args.profile:
+        print(cpu_line(), flush=True)
         per_step, trainer = profile_training(args.steps, overrides)
         print_profile(per_step, plain_transformers(trainer))
         return

@@ -83,3 +83,15 @@ def test_detect_reads_this_machine(monkeypatch):
     kind = detect()
     assert kind.capability == torch.backends.cpu.get_cpu_capability()
     assert kind.onednn_max_isa == "AVX2" and not kind.native_bf16
+
+
+def test_the_step_profile_names_the_cpu_kind(monkeypatch):
+    """scripts/bench_train.py --profile prints this line first: a step's split is only comparable within a kind."""
+    import torch
+
+    from scripts import bench_train
+
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    line = bench_train.cpu_line()
+    assert line.startswith(f"CPU: {torch.backends.cpu.get_cpu_capability()}, no native bf16")
+    assert "ONEDNN_MAX_CPU_ISA=AVX2" in line and "load average" in line
