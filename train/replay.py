@@ -1,17 +1,19 @@
-"""Replay a training step: recompute step N's loss and gradient norm from its recorded batch and the checkpoint
-before it, without generating, and print them beside the values the run logged; with ``--counterfactual``, also
-what the step would have done with the reward functions as they are now.
+"""Replay a training step: recompute step N's loss and gradient norm from its recorded batch and the nearest
+checkpoint before it, without generating, and print them beside the values the run logged; with ``--counterfactual``,
+also what the step would have done with the reward functions as they are now.
 
-    python train/grpo.py --config configs/cpu-smollm2.yaml --log_replay_batches true --save_steps 1
-    python -m train.replay runs/cpu-smollm2 --step 2 [--counterfactual]
+    python train/grpo.py --config configs/cpu-smollm2.yaml --max_steps 3 --save_steps 2
+    python -m train.replay runs/cpu-smollm2 --step 3 [--counterfactual]
 
-With ``log_replay_batches: true`` the trainer writes, for every step, the exact batches TRL computed the loss from
+With ``log_replay_batches: true`` (the default) the trainer writes, for every step, the exact batches TRL computed the loss from
 (``<run>/replay/step-000002.pt``: prompt and completion token ids and masks, advantages, the old and sampling
 logprobs and importance-sampling ratios TRL holds, each row's index in its generation batch; one entry per
 gradient-accumulation micro-batch). The replay builds the trainer the run's own config builds (run.json;
-``training_args.bin`` of the checkpoint), loads ``checkpoint-(N-1)`` the way a resume does, and runs transformers'
-``training_step`` on each recorded micro-batch (TRL's loss, the same scaling and backward), then the gradient norm
-the training loop logs (``accelerator.clip_grad_norm_``). On CPU a seeded run replays exactly
+``training_args.bin`` of a checkpoint), loads the nearest checkpoint before step N the way a resume does (its weights,
+optimizer and scheduler; with none, the start: TRL seeds the adapter's initialization), re-runs the recorded steps
+between it and N as the training loop ran them (loss, backward, gradient clipping, optimizer and scheduler step), and
+runs transformers' ``training_step`` on each of step N's recorded micro-batches (TRL's loss, the same scaling and
+backward), then the gradient norm the training loop logs (``accelerator.clip_grad_norm_``). On CPU a seeded run replays exactly
 (tests/integration/test_reward_hacking_alarm.py).
 
 Runs with vLLM rollouts replay without an engine: the trainer is built with ``use_vllm`` off and only TRL's loss
@@ -85,7 +87,45 @@ def recorded_inputs(trainer, batch: dict):
         del trainer._prepare_inputs
 
 
-def step_loss(trainer, entries: list[dict]) -> dict:
+def start_of(run_dir: Path, step: int) -> tuple[int, Path | None]:
+    """The nearest checkpoint before ``step`` (its step and directory), or (0, None): the start of the run."""
+    saved = sorted(
+        (int(path.name.split("-")[1]), path)
+        for path in run_dir.glob("checkpoint-*")
+        if path.name.split("-")[1].isdigit() and path.is_dir()
+    )
+    before = [(n, path) for n, path in saved if n < step]
+    return before[-1] if before else (0, None)
+
+
+def any_checkpoint(run_dir: Path) -> Path:
+    """A checkpoint of the run, for its training_args.bin (every save holds the same)."""
+    found = sorted(run_dir.glob("checkpoint-*/training_args.bin"))
+    if not found:
+        raise ReplayError(f"{run_dir}: no checkpoint holds training_args.bin (save_steps keeps them)")
+    return found[0].parent
+
+
+def batch_path(run_dir: Path, step: int) -> Path:
+    path = run_dir / REPLAY_DIR / BATCH_NAME.format(step=step)
+    if not path.is_file():
+        raise ReplayError(
+            f"{path} not found: each step's batch is recorded unless log_replay_batches is false, and a replay needs "
+            "the steps from the nearest checkpoint before it"
+        )
+    return path
+
+
+def rerun_step(trainer, entries: list[dict]) -> None:
+    """One recorded step as the training loop ran it: the loss and backward of each micro-batch, the gradient clip,
+    then the optimizer and scheduler step."""
+    step_loss(trainer, entries, keep_gradients=True)
+    trainer.optimizer.step()
+    trainer.lr_scheduler.step()
+    trainer.model_wrapped.zero_grad(set_to_none=True)
+
+
+def step_loss(trainer, entries: list[dict], keep_gradients: bool = False) -> dict:
     """The step's loss and gradient norm from its micro-batches: transformers' ``training_step`` on each (TRL's
     loss, the same scaling and backward), then the norm the training loop logs (``accelerator.clip_grad_norm_``)."""
     import math
@@ -98,7 +138,8 @@ def step_loss(trainer, entries: list[dict]) -> dict:
             loss += trainer.training_step(model, {}, entry["num_items_in_batch"]).item()
     max_norm = trainer.args.max_grad_norm if trainer.args.max_grad_norm > 0 else math.inf
     grad_norm = float(trainer.accelerator.clip_grad_norm_(model.parameters(), max_norm))
-    model.zero_grad(set_to_none=True)
+    if not keep_gradients:
+        model.zero_grad(set_to_none=True)
     return {"loss": loss, "grad_norm": grad_norm}
 
 
@@ -146,16 +187,11 @@ def replay(run_dir: Path, step: int, counterfactual: bool = False) -> dict:
     import torch
 
     run_dir = Path(run_dir)
-    batch_path = run_dir / REPLAY_DIR / BATCH_NAME.format(step=step)
-    if not batch_path.is_file():
-        raise ReplayError(f"{batch_path} not found: train with log_replay_batches: true to record each step's batch")
-    checkpoint = run_dir / f"checkpoint-{step - 1}"
-    if not checkpoint.is_dir():
-        raise ReplayError(
-            f"{checkpoint} not found: a step replays from the checkpoint before it (save_steps 1 keeps every one; "
-            "step 1 has none)"
-        )
-    script_args, training_args, model_args = run_config(run_dir, checkpoint)
+    if step < 1:
+        raise ReplayError(f"--step {step}: steps count from 1")
+    start, checkpoint = start_of(run_dir, step)
+    paths = [batch_path(run_dir, n) for n in range(start + 1, step + 1)]  # every step to re-run, then step N
+    script_args, training_args, model_args = run_config(run_dir, checkpoint or any_checkpoint(run_dir))
     from train.grpo import build_trainer
 
     use_vllm = training_args.use_vllm
@@ -173,10 +209,17 @@ def replay(run_dir: Path, step: int, counterfactual: bool = False) -> dict:
         trainer, _, _ = build_trainer(script_args, training_args, model_args)
         try:
             trainer.use_vllm = use_vllm  # TRL's loss multiplies by the recorded importance-sampling ratios as it did
-            trainer.load_checkpoint_weights(str(checkpoint))  # as a resume loads it (train/trl_seams.py)
+            if checkpoint is not None:
+                trainer.load_checkpoint_weights(str(checkpoint))  # as a resume loads it (train/trl_seams.py)
             trainer.current_gradient_accumulation_steps = training_args.gradient_accumulation_steps
-            entries = torch.load(batch_path, weights_only=False)
-            result = {"step": step, "vllm": use_vllm, "replayed": step_loss(trainer, entries)}
+            if len(paths) > 1:  # steps between the checkpoint and N: the optimizer and scheduler as the loop had them
+                trainer.create_optimizer_and_scheduler(num_training_steps=training_args.max_steps)
+                if checkpoint is not None:
+                    trainer._load_optimizer_and_scheduler(str(checkpoint))  # transformers: what a resume loads
+                for path in paths[:-1]:
+                    rerun_step(trainer, torch.load(path, weights_only=False))
+            entries = torch.load(paths[-1], weights_only=False)
+            result = {"step": step, "from": start, "vllm": use_vllm, "replayed": step_loss(trainer, entries)}
             if counterfactual:
                 result["counterfactual"] = counterfactual_step(trainer, run_dir, step, entries, script_args)
         finally:
@@ -224,7 +267,9 @@ def counterfactual_lines(result: dict) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", type=Path, help="a train/grpo.py output directory")
-    parser.add_argument("--step", type=int, required=True, help="the step to replay (needs checkpoint-(step-1))")
+    parser.add_argument(
+        "--step", type=int, required=True, help="the step to replay (from the nearest checkpoint before it)"
+    )
     parser.add_argument(
         "--counterfactual",
         action="store_true",
@@ -237,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     logged = result["logged"]
+    start = f"checkpoint-{result['from']}" if result["from"] else "the start"
+    print(f"step {args.step}: from {start}, re-running the {args.step - result['from'] - 1} recorded step(s) between")
     for key in ("loss", "grad_norm"):
         ours, theirs = result["replayed"][key], logged.get(key)
         same = "equal" if ours == theirs else f"differs by {abs(ours - theirs):.3g}"

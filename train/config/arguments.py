@@ -140,7 +140,7 @@ class ScriptArguments:
         },
     )
     log_replay_batches: bool = field(
-        default=False,
+        default=True,
         metadata={
             "help": "write each step's loss batch to <output_dir>/replay/ so python -m train.replay RUN --step N "
             "recomputes its loss and grad norm from the checkpoint before it (train/replay.py)"
