@@ -6,8 +6,8 @@ sample, and must exit 0 with that sample completed; the same command made to fai
 ``-M do_sample=false``, which raises on the task's temperature 0) must exit non-zero: Inspect's ``inspect eval`` exits 0
 when a task errors, so the project's hook ``verigrpo/exit_status`` (evals/inspect_plugin) makes it exit 1.
 
-Commands on a model this machine has (``hf/models/...``) run (the one on the docs' example domain in
-tests/integration/test_outside_domain.py, which registers it); one runs in the default suite, the rest are slow.
+Commands on a model this machine has (``hf/models/...``) run, slow (the one on the docs' example domain in the
+default suite, in tests/integration/test_outside_domain.py, which registers it); the failing one runs in the default suite.
 Commands on a training run (``verigrpo/runs/...``), the Hub or a GPU server cannot run here: tests/test_readme.py checks
 them, and the checkpoint provider's tests run the same command on a real run.
 """
@@ -70,6 +70,7 @@ def documented_first() -> Command:
     return next(c for c in RUNNABLE if FIRST in c.argv)
 
 
+@pytest.mark.slow  # the default suite runs docs/adding-a-domain.md's eval as written (tests/integration/test_outside_domain.py)
 def test_a_documented_eval_runs_as_written(tmp_path):
     command = documented_first()
     result = run_eval(command.argv, tmp_path)
