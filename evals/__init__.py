@@ -33,6 +33,7 @@ providers, and the tools that re-score and audit logs.
 - ``rollout_audit``: re-judge rollout logs with a scorer; paid-but-rejected counts per step window
 - ``inspect_plugin/``: installed as the package ``verigrpo``: Inspect's entry point, where every name is registered
   once: the scorers ``verigrpo/math_verifier`` and ``verigrpo/unit_test_scorer``, the metrics ``verigrpo/group_mean``
-  and ``verigrpo/pass_at_G``, the sandbox provider ``verigrpo/bwrap`` and the model providers ``verigrpo`` and
-  ``verigrpo-policy``
+  and ``verigrpo/pass_at_G``, the sandbox provider ``verigrpo/bwrap``, the model providers ``verigrpo`` and
+  ``verigrpo-policy``, and the hook ``verigrpo/exit_status`` (``inspect eval`` of a project task that errored or
+  completed no sample exits 1)
 """

@@ -12,7 +12,7 @@ import pytest
 import rewards
 from tests.helpers.training import length_parity, tiny_run
 from train.guards.reward_hacking import RewardHacking
-from train.replay import ReplayError, main, replay
+from train.replay import main, replay
 
 
 def lenient_correctness(completions, **kwargs):
@@ -98,8 +98,6 @@ def test_a_replayed_step_equals_the_logged_loss_and_grad_norm(lenient_run, capsy
     assert not re.search(r"^    \S+ #\d (length_parity|format):", out, re.M)  # the other rewards are as they were
     (line,) = [line for line in out.splitlines() if line.startswith("  loss: counterfactual")]
     assert f"replayed {logged['loss']!r} (differs by" in line, out  # the lenient pay moved the loss
-    with pytest.raises(ReplayError, match="step 1 has none"):
-        replay(run, 1)
 
 
 @pytest.mark.slow  # another replay (~40 s on a busy machine); the default suite runs the verifier's counterfactual

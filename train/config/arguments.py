@@ -143,7 +143,8 @@ class ScriptArguments:
         default=True,
         metadata={
             "help": "write each step's loss batch to <output_dir>/replay/ so python -m train.replay RUN --step N "
-            "recomputes its loss and grad norm from the checkpoint before it (train/replay.py)"
+            "recomputes its loss and grad norm from the nearest checkpoint before it, re-running the recorded steps between "
+            "(train/replay.py); about 16 bytes per completion token a step"
         },
     )
     stop_on_reward_hacking: bool = field(
@@ -230,7 +231,8 @@ GRPO_BOUNDS = (
     Bound("steps_per_generation", _at_least(1), ">= 1", optional=True),
     Bound("num_iterations", _at_least(1), ">= 1"),
     Bound("max_completion_length", _at_least(1), ">= 1 (tokens per completion)"),
-    Bound("max_steps", lambda v: v == -1 or _at_least(1)(v), "-1 (train num_train_epochs) or >= 1"),
+    # -1 (TRL: train num_train_epochs) passes here and is refused by the parser, with its own reason (parsing.py)
+    Bound("max_steps", lambda v: v == -1 or _at_least(1)(v), ">= 1"),
     Bound("num_train_epochs", _above(0), "> 0"),
     Bound("temperature", _above(0), "> 0 (TRL divides the logits by it)"),
     Bound("top_p", _within(0, 1, open_low=True), "in (0, 1]"),

@@ -163,6 +163,8 @@ def test_malformed_code_record_names_file_and_line(tmp_path, capsys, fake_model,
 # (overrides, the start of the paragraph's clause for that key). Each row would otherwise crash
 # late (after the model loaded), crash with a traceback, or train on nonsense.
 BAD_VALUES = [
+    # -1 is TRL's "train num_train_epochs over the dataset": a run whose length nobody chose (#42 item 4)
+    (("--max_steps", "-1"), r"max_steps must be >= 1, got -1"),
     # TRL GRPOConfig: checked before TRL's own __post_init__ (num_generations 0 divided by zero there)
     (("--num_generations", "0"), r"num_generations must be >= 2 .*got 0"),
     (("--learning_rate", "0"), r"learning_rate must be > 0, got 0.0"),
@@ -243,7 +245,6 @@ def test_every_bad_value_is_refused_before_loading(fake_model, overrides, messag
 
 
 GOOD_EDGES = [
-    ("--max_steps", "-1"),
     ("--num_shots", "0"),
     ("--num_shots", "3"),
     ("--top_p", "1"),
