@@ -192,7 +192,7 @@ _WHITESPACE = re.compile(r"\s+")
 
 def _clean(value: str) -> str:
     # whitespace collapses, but a line break stays one: "22\n\sqrt{3}" is two lines, not the product 22*sqrt(3)
-    value = _WHITESPACE.sub(lambda m: "\n" if "\n" in m.group() else " ", value.strip())
+    value = _WHITESPACE.sub(lambda m: "\n" if "\n" in m.group() or "\r" in m.group() else " ", value.strip())
     value = value.strip("*_ ")
     if len(value) >= 2 and value.startswith("$") and value.endswith("$") and not value.startswith("$$"):
         value = value[1:-1].strip()

@@ -9,7 +9,7 @@ hand because it must be exact, bounded and ~100x faster than a grammar parser.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 MAX_DIGITS = 100  # longer digit strings are rejected before int() sees them
@@ -22,9 +22,9 @@ _SCI = re.compile(
     r"(?:(?:[eE](?P<e>[-+]?\d+))|(?:\s*(?:\\times|\\cdot|\*|x|×)\s*10\s*(?:\^|\*\*)\s*"
     r"(?:\{\s*(?P<e2>[-+]?\d+)\s*\}|(?P<e3>[-+]?\d+))))?$"
 )
-_FRAC_SLASH = re.compile(r"^(?P<sign>[-+]?)(?P<num>\d+)\s*/\s*(?P<den>\d+)$")
+_FRAC_SLASH = re.compile(r"^(?P<sign>[-+]?)(?:(?P<num>\d+)|\(\s*(?P<inner>-)\s*(?P<num2>\d+)\s*\))\s*/\s*(?P<den>\d+)$")
 _FRAC_TEX = re.compile(
-    r"^(?P<sign>[-+]?)\\frac\s*(?:\{\s*(?P<num>\d+)\s*\}|(?P<num1>\d))\s*(?:\{\s*(?P<den>\d+)\s*\}|(?P<den1>\d))$"
+    r"^(?P<sign>[-+]?)\\frac\s*(?:\{\s*(?P<inner>-?)\s*(?P<num>\d+)\s*\}|(?P<num1>\d))\s*(?:\{\s*(?P<den>\d+)\s*\}|(?P<den1>\d))$"
 )
 _MIXED = re.compile(
     r"^(?P<sign>[-+]?)(?P<whole>\d+)\s*(?:\\frac\s*\{\s*(?P<num>\d+)\s*\}\s*\{\s*(?P<den>\d+)\s*\}"
@@ -33,6 +33,9 @@ _MIXED = re.compile(
 
 
 _REPEATING = re.compile(r"^(?P<sign>[-+]?)(?P<whole>\d*)\.(?P<fixed>\d*)\\overline\s*\{\s*(?P<cycle>\d+)\s*\}$")
+
+
+_NUMERIC_CHARS = re.compile(r"[-+\d,.\s eE/]*")  # what a long numeric literal could be made of
 
 
 class NumberTooLarge(ValueError):
@@ -49,21 +52,29 @@ MIN_ROUNDING_DIGITS = 2
 class ExactNumber:
     value: Fraction
     decimal_places: int | None  # digits after the point when written as a decimal, else None
+    # written in a canonical form: not an unreduced fraction (\frac{54}{2}, 4/2, \frac{27}{1}), which is a division
+    canonical: bool = field(default=True, compare=False, repr=False)
 
     @property
     def rounding_places(self) -> int | None:
         """The decimal places an exact candidate may be rounded to for this reference, or None (exact only).
 
         Only a decimal with at least ``MIN_ROUNDING_DIGITS`` significant digits, as written, can be read as
-        a rounded value: ``0.33`` (2 places), ``12.3`` (1 place), not ``0.2`` or ``0.05``.
+        a rounded value: ``0.33`` (2 places), ``12.3`` (1 place), not ``0.2`` or ``0.05``. A trailing zero
+        is not a significant digit of a rounding (``2.50``, ``16.0`` are exact: rounding 749/300 to ``2.50``
+        would have been written 2.5 had the value been exact, and no writer pads a rounded value with zeros).
 
         >>> parse_number("0.33").rounding_places, parse_number("0.2").rounding_places, parse_number("12.3").rounding_places
         (2, None, 1)
+        >>> parse_number("2.50").rounding_places, parse_number("16.0").rounding_places
+        (None, None)
         """
         if not self.decimal_places:
             return None
-        digits = len(str(abs((self.value * 10**self.decimal_places).numerator)))
-        return self.decimal_places if digits >= MIN_ROUNDING_DIGITS else None
+        scaled = abs((self.value * 10**self.decimal_places).numerator)
+        if scaled % 10 == 0:
+            return None
+        return self.decimal_places if len(str(scaled)) >= MIN_ROUNDING_DIGITS else None
 
 
 def _digits_ok(*parts: str | None) -> None:
@@ -82,8 +93,10 @@ def parse_number(text: str) -> ExactNumber | None:
     True
     """
     text = text.strip()
-    if not text or len(text) > 3 * MAX_DIGITS:
-        if len(text) > 3 * MAX_DIGITS:
+    if not text:
+        return None
+    if len(text) > 3 * MAX_DIGITS:  # a long leaf is a number's business only when it could be one
+        if _NUMERIC_CHARS.fullmatch(text):
             raise NumberTooLarge("numeric literal too long")
         return None
     if m := _SCI.match(text):
@@ -116,9 +129,15 @@ def parse_number(text: str) -> ExactNumber | None:
             if int(den) == 0:
                 return None  # 1/0 is not a number
             value = Fraction(int(num), int(den))
+            reduced = value.denominator == int(den) and int(den) > 1  # 54/2 and 27/1 are divisions
             if whole is not None:
                 if value >= 1:
                     return None  # "2 3/2" is not a mixed number
                 value += int(whole)
-            return ExactNumber(-value if m.group("sign") == "-" else value, None)
+            negative = m.group("sign") == "-"
+            if groups.get("inner"):
+                if m.group("sign"):
+                    return None  # -\frac{-3}{4}: a computation of signs, not a written number
+                negative = True
+            return ExactNumber(-value if negative else value, None, reduced)
     return None

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from rewards.math import structure
+from rewards.math import structure, tokens
 from rewards.math.answer_format import THINK_NONE, boxed_contents, find_final_answer
 from rewards.math.answer_tree import collection
 from rewards.math.escapes import looks_doubled
@@ -204,14 +204,14 @@ def _symbolic(candidate: str, reference: str, places: int | None, budget: Budget
     return status, detail
 
 
-def _compare_leaf(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
+def _compare_leaf(candidate: Leaf, reference: Leaf, budget: Budget, worked: bool = False) -> None:
     """Return if equal; raise _CandidateFailed(MISMATCH/UNPARSEABLE/TOO_COMPLEX) otherwise.
 
     The values are compared first (so a broken reference is always reported), then what the
     parsers drop: the names on the left (``x = 2x + 1`` is not ``y = 2x + 1``), primes (``f'(x)``
     is not ``f(x)``) and subscripts on numbers (``100_2`` is not ``100``).
     """
-    _compare_values(candidate, reference, budget)
+    _compare_values(candidate, reference, budget, worked)
     if candidate.name and reference.name and not _same_name(candidate.name, reference.name):
         raise _CandidateFailed(Reason.MISMATCH, f"names {candidate.name!r}, want {reference.name!r}")
     if len(_PRIME.findall(candidate.text)) != len(_PRIME.findall(reference.text)):
@@ -222,7 +222,10 @@ def _compare_leaf(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
         )
 
 
-def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
+def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget, worked: bool = False) -> None:
+    r"""Equal values, or _CandidateFailed. A number reference is answered by a number written out (``27``,
+    ``\frac{1}{2}``, ``1.5e3``), never by a computation of numerals (``9 \times 3``, ``\sqrt{729}``,
+    ``\frac{54}{2}``), unless ``worked``: a step of a chain whose result is written out (``9 \times 3 = 27``)."""
     ref_q = structure.split_quantity(reference.text)
     cand_q = structure.split_quantity(candidate.text)
     if ref_q.unit and cand_q.unit and ref_q.unit != cand_q.unit:
@@ -237,14 +240,25 @@ def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
         if ref_inf and cand_inf and (ref_inf.group(1) == "-") == (cand_inf.group(1) == "-"):
             return
         raise _CandidateFailed(Reason.MISMATCH, f"got {candidate.text!r}, want {reference.text!r}")
-    ref_num = _number(ref_q.core, is_reference=True)
-    cand_num = _number(cand_q.core, is_reference=False)
-    if ref_num is not None and cand_num is not None:
-        if _numbers_equal(cand_num, ref_num):
-            return
-        raise _CandidateFailed(Reason.MISMATCH, f"got {candidate.text!r}, want {reference.text!r}")
+    ref_core, cand_core = _unbraced(ref_q.core), _unbraced(cand_q.core)
+    ref_num = _number(ref_core, is_reference=True)
+    cand_num = _number(cand_core, is_reference=False)
+    if ref_num is not None:
+        if cand_num is not None and (cand_num.canonical or cand_core == ref_core):
+            if _numbers_equal(cand_num, ref_num):
+                return
+            raise _CandidateFailed(Reason.MISMATCH, f"got {candidate.text!r}, want {reference.text!r}")
+        exact_form = ref_num.rounding_places and _exact_irrational_form(cand_core)
+        if cand_core != ref_core and not worked and not exact_form:
+            raise _CandidateFailed(
+                Reason.MISMATCH,
+                f"{candidate.text!r} is not a number written out: a computation does not answer the number "
+                f"{reference.text!r}",
+            )
     places = ref_num.rounding_places if ref_num is not None else None
-    status, detail = _symbolic(cand_q.core, ref_q.core, places, budget)
+    # a number is read once, as the number rules read it (1e1 is 10, never 1*e*1), whatever the reference is
+    cand_text = _as_latex(cand_num.value) if cand_num is not None and ref_num is None else cand_q.core
+    status, detail = _symbolic(cand_text, ref_q.core, places, budget)
     if status == "equal":
         return
     if status == "ref_invalid":
@@ -254,6 +268,31 @@ def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget) -> None:
     if status == "cand_unparseable":
         raise _CandidateFailed(Reason.UNPARSEABLE, f"cannot parse {candidate.text!r}: {detail}")
     raise _CandidateFailed(Reason.TOO_COMPLEX, f"{candidate.text!r}: {detail}")
+
+
+def _unbraced(text: str) -> str:
+    """``{27}`` is ``27`` (braces around the whole leaf are a wrapper: ``rewards.math.vocabulary.WRAPPERS``),
+    ``+ 3`` is ``+3`` (a sign and its number, as ``\\pm 3`` leaves them), ``7/2.`` is ``7/2`` (a full stop)."""
+    while text.startswith("{") and structure.matching_close(text, 0) == len(text) - 1:
+        text = text[1:-1].strip()
+    text = re.sub(r"^([-+])\s+", r"\1", text)
+    return text[:-1] if re.fullmatch(r"[-+]?\d+\s*/\s*\d+\.", text) else text
+
+
+def _as_latex(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    return ("-" if value < 0 else "") + f"\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
+
+
+def _exact_irrational_form(text: str) -> bool:
+    r"""Whether ``text`` holds a radical, a function or a constant (``\sqrt{2}``, ``\pi``): an exact value that a
+    rounded reference (``1.41``) may stand for. Numerals and operators only (``5.5 \times 5``) are a computation."""
+    try:
+        reading = tokens.read(text)
+    except structure.Unparseable:
+        return False
+    return reading.functions or reading.names
 
 
 def _as_intervals(candidate, reference):
@@ -288,8 +327,13 @@ def _compare(candidate, reference, budget: Budget) -> None:
                 raise _CandidateFailed(  # 1 = 1 is true, and says nothing about x
                     Reason.MISMATCH, f"an equation without the variable {reference.name!r} does not answer for it"
                 )
-            for part in candidate.parts:
-                _compare(part, reference, budget)
+            *steps, result = candidate.parts  # the result must be a number written out; the steps may compute it
+            _compare(result, reference, budget)
+            for part in steps:
+                if isinstance(part, Leaf):
+                    _compare_leaf(part, reference, budget, worked=True)
+                else:
+                    _compare(part, reference, budget)
             return
         raise _CandidateFailed(Reason.MISMATCH, "several values given where one is expected")
     if isinstance(reference, Chain):

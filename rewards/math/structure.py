@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from rewards.math import intervals
+from rewards.math import intervals, tokens
 from rewards.math.answer_tree import (  # re-exported: the tree's types are this module's vocabulary
     MAX_DEPTH,
     MAX_ITEMS,
@@ -31,8 +31,8 @@ from rewards.math.answer_tree import (  # re-exported: the tree's types are this
 )
 from rewards.math.escapes import refuse_line_breaks, undouble
 from rewards.math.intervals import NAME, as_interval_set, is_interval, is_interval_set, is_variable, name_key
-from rewards.math.juxtaposition import refuse_side_by_side, unicode_roots
-from rewards.math.vocabulary import TEXT_MACROS
+from rewards.math.juxtaposition import unicode_roots
+from rewards.math.vocabulary import MODIFIERS, SPACING, TEXT_MACROS, UNITS, WRAPPERS
 
 __all__ = [  # what the verifier and the tests use from here
     "MAX_DEPTH",
@@ -73,7 +73,21 @@ _UNICODE = {
 }
 
 _HEDGE_MARKERS = re.compile(r"\\approx|\\simeq|\\sim\b|\\thickapprox|≈|~=|\.\.\.|\\ldots|\\cdots|\\dots|\?")
-_SPACING = re.compile(r"(?<!\\)\\[,;: ]|\\q?quad\b|\\displaystyle|\\[lr]?vert(?=[|])|\\(?:big|Big|bigg|Bigg)[lr]?\b")
+# every gap and look-only modifier of the vocabulary is a space once the front end has read the answer
+_SPACING = re.compile(
+    r"(?<!\\)(?:"
+    + "|".join(
+        re.escape(m) + ("(?![A-Za-z])" if m[-1].isalpha() else "")
+        for m in sorted({*SPACING, *MODIFIERS} - {r"\!", r"\hspace", r"\left", r"\right"}, key=len, reverse=True)
+        if m.startswith("\\")
+    )
+    + r"|\\hspace\*?\{[^{}]*\}|~|\\[lr]?vert(?=[|]))"
+)
+_FONT_CMD = re.compile(  # \mathbf{x} and the other font wrappers: the content is the math
+    r"\\(?:"
+    + "|".join(w[1:] for w in WRAPPERS if w[1:].isalpha() and w not in TEXT_MACROS and "box" not in w)
+    + r")\s*\{"
+)
 _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[\s(\[\]).|\\])\s*(\.)?")
 # LaTeX commands whose argument is text: a unit may follow a number in one (``5\\text{ cm}``), and every one of
 # them, plus the bold/operator-name wrappers, is unwrapped to plain text before parsing.
@@ -132,7 +146,8 @@ def normalize(text: str) -> str:
     text = _strip_wrappers(text)
     if re.search(r"\\(?:boxed|fbox)\b", text):
         raise Unparseable("a box inside an answer: the box is the answer, the rest is not")
-    refuse_side_by_side(text)  # \sqrt{4}\quad 3 is two answers, not 6
+    text = re.sub(r"(?<!\\)\\$", "", text.rstrip())  # a stray trailing backslash ("185\\")
+    tokens.read(text)  # closed vocabulary; \sqrt{4}\quad 3 and {9}{3} are two answers, never a product
     text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
     text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
     text = text.replace(r"\varnothing", r"\emptyset")
@@ -141,9 +156,9 @@ def normalize(text: str) -> str:
     text = re.sub(r"\\geq(?:slant|q)(?![A-Za-z])", r"\\ge ", text)
     text = re.sub(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))", ",", text)  # 11,\! 111,\! 100: LaTeX thousands separators
     text = text.replace("{,}", ",").replace(r"\!", "").replace(r"\cfrac", r"\frac")
-    text = re.sub(r"(?<!\\)\\$", "", text.rstrip())  # a stray trailing backslash ("185\\")
     text = re.sub(r"(?<=\d)\\,(?=\d{3}\b)", " ", text)  # 1\,000 thin-space thousands
-    text = _SPACING.sub(" ", text)
+    if "\\" in text or "~" in text:
+        text = _unwrap_command(_SPACING.sub(" ", text), _FONT_CMD)
     for plain, tex in ((">=", r"\ge "), ("<=", r"\le "), ("!=", r"\ne "), (r"\lt", "<"), (r"\gt", ">")):
         text = text.replace(plain, tex)
     text = re.sub(r"\s*\b(?:percent|percentage|pct)\b\.?$", "%", text)
@@ -194,12 +209,15 @@ _LABEL_COMMANDS = re.compile(
     r"|operatorname|left|right)\b"
 )
 _SUBSCRIPT = re.compile(r"_\{?[A-Za-z0-9]+\}?")
+_ABSOLUTE_VALUE = re.compile(r"\|\s*[a-z]\s*\|")  # the modulus of one variable (|z|, |x|): not a label
 
 
 def _is_label(lhs: str, rhs: str) -> bool:
     """``lhs`` only names the value on ``rhs`` (letters, subscripts, bars, a fraction of names; no digits or
     operators), and ``rhs`` is a constant (no variables): ``|AB| = 1``, ``(p, q) = (3, 2)``."""
     bare = _SUBSCRIPT.sub("", _LABEL_COMMANDS.sub("", lhs))
+    if _ABSOLUTE_VALUE.fullmatch(bare.strip()):
+        return False  # |z| = 2 is a condition on z (a circle), not a name for 2; |AB| = 2 is a length
     if not re.fullmatch(r"[A-Za-z|{}():,/\s']*[A-Za-z][A-Za-z|{}():,/\s']*", bare):
         return False
     return re.search(r"[A-Za-z]", _PLAIN_CONSTANTS.sub("", re.sub(r"\\[A-Za-z]+", "", rhs))) is None
@@ -410,6 +428,8 @@ def _bracketed(text: str, equations: str):
     if len(items) > 1 or opener == r"\{" or (opener == "{" and len(items) > 1):
         if any(not i for i in items):
             raise Unparseable("empty element")
+        if opener in (r"\{", "{") and any(i.lstrip().startswith(r"\{") for i in items):
+            raise Unparseable("a set of sets: its elements are sets, which a flat list of values cannot say")
         nodes = [parse_structure(i, VALUE) for i in items]
         if opener in (r"\{", "{"):
             return collection(nodes, ordered=False, brackets="set")
@@ -470,36 +490,11 @@ _READERS = (
 
 # ---- units, currency, percent ------------------------------------------------------------
 
-# Only these words (singular, lower case) are read as a unit; anything else after a number
-# ("12 is incorrect", "3 unsure", "5 apples") stays in the answer, which then does not parse.
-_UNITS = frozenset(
-    "mm cm m km nm meter metre millimeter millimetre centimeter centimetre kilometer kilometre"
-    " in inch ft foot yd yard mi mile"
-    " mg g kg gram milligram kilogram lb pound oz ounce ton tonne"
-    " ml l liter litre milliliter millilitre gallon gal quart pint cup tablespoon tbsp teaspoon tsp cc"
-    " s sec second ms millisecond min minute h hr hour day week month year yr decade century"
-    " mph kph kmh knot"
-    " dollar cent euro yuan rupee usd"
-    " degree radian rad"
-    " unit square sq cubic"
-    " v volt a amp ampere w watt kw kwh j joule n newton hz pa kpa cal kcal calorie".split()
-)
-_UNIT_SYNONYMS = {"degrees": "degree", "deg": "degree", "feet": "foot", "inches": "inch", "units": "unit"}
+# Only the spellings in ``rewards.math.vocabulary.UNITS`` are read as a unit, case-sensitively (``Mg`` is not
+# ``mg``; ``meters`` and ``m`` are one unit); anything else after a number ("12 is incorrect", "3 unsure",
+# "5 apples") stays in the answer, which then does not parse.
 _UNIT_TOKEN = re.compile(r"(?P<word>[A-Za-z]+)\.?(?:\^\{?(?P<power>\d)\}?)?|(?P<per>/)")
 _QUANTITY = re.compile(r"^(?P<core>.*?[\d}.])\s+(?P<unit>(?:[A-Za-z]+\.?(?:\^\{?\d\}?)?(?:\s*/\s*|\s+|$))+)$")
-
-
-def _canonical_unit(word: str) -> str:
-    word = word.lower()
-    return _UNIT_SYNONYMS.get(word) or _singular(word)
-
-
-def _singular(word: str) -> str:
-    if word.endswith("es") and word[:-2].endswith(("ch", "sh", "x", "ss")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 2:
-        return word[:-1]
-    return word
 
 
 @dataclass(frozen=True)
@@ -529,13 +524,11 @@ def split_quantity(text: str) -> Quantity:
     if m:
         unit_text = m.group("unit") + ((explicit.group("power") or "") if explicit else "")
         tokens = list(_UNIT_TOKEN.finditer(unit_text))
-        words = [_canonical_unit(t.group("word")) for t in tokens if t.group("word")]
-        if words and all(w in _UNITS for w in words) and (explicit or len(words) > 1 or len(words[0]) > 1):
+        written = [t.group("word") for t in tokens if t.group("word")]
+        if written and all(w in UNITS for w in written) and (explicit or len(written) > 1 or len(written[0]) > 1):
             text = _unwrap_command(m.group("core"), _TEXT_CMD).strip()
             unit = " ".join(
-                "/"
-                if t.group("per")
-                else _canonical_unit(t.group("word")) + ("^" + t.group("power") if t.group("power") else "")
+                "/" if t.group("per") else UNITS[t.group("word")] + ("^" + t.group("power") if t.group("power") else "")
                 for t in tokens
             )
     if not percent and text.endswith("%"):

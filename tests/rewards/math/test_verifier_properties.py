@@ -30,9 +30,11 @@ def forms(value: Fraction, places: int) -> list[str]:
     """Every way we promise to read ``value``: reduced fraction, \\frac, exact decimal, thousands."""
     sign = "-" if value < 0 else ""
     p, q = abs(value.numerator), value.denominator
-    out = [f"{sign}{p}/{q}", f"{sign}\\frac{{{p}}}{{{q}}}", decimal_text(value, places)]
-    if q == 1:
+    out = [decimal_text(value, places)]
+    if q == 1:  # n/1 is a division, not a number written out (issue #39: unevaluated answers)
         out += [str(value.numerator), sign + thousands(p), f"{value.numerator}.0"]
+    else:
+        out += [f"{sign}{p}/{q}", f"{sign}\\frac{{{p}}}{{{q}}}"]
     return out
 
 

@@ -92,8 +92,8 @@ PLUS_MINUS_EQUATIONS = [
         True,
         id="any-order-or",
     ),
-    P(r"x = 1 \mp 2", "-1, 3", True, id="mp"),
-    P(r"2 \pm 1 + 3", "6, 4", True, id="pm-replaced-in-place"),
+    P(r"x = 1 \mp 2", "-1, 3", False, id="mp"),  # #39: 1 - 2 is a computation, not the number -1
+    P(r"2 \pm 1 + 3", "6, 4", False, id="pm-replaced-in-place"),  # #39: 1 - 2 is a computation, not the number -1
     P(r"\pm\sqrt{2}, \pm\sqrt{3}", r"\sqrt{2}, -\sqrt{2}, \sqrt{3}, -\sqrt{3}", True, id="two-pm-in-a-list"),
     P(r"\sqrt{4 \pm 1}", r"\sqrt{5}, \sqrt{3}", True, id="pm-inside-sqrt"),
     # --- near misses and hedges ---

@@ -45,7 +45,6 @@ POSITIVES = [
     P(r"\sqrt{2}", "1.41", id="sqrt-rounds-to-ref"),
     P(r"\frac{\sqrt{2}}{2}", "0.71", id="surd-fraction-rounds"),
     P(r"\pi", "3.14", id="pi-rounds-to-ref"),
-    P(r"\frac{1}{3}\cdot 1", "0.33", id="symbolic-rational-rounds"),
     P(r"\frac{37}{3}", "12.3", id="frac-rounds-to-three-digit-ref"),
     P(r"\sqrt{2}", "1.4", id="sqrt-rounds-to-two-digit-ref"),
     P("1/30", "0.033", id="frac-rounds-small-two-digit-ref"),
@@ -62,10 +61,8 @@ POSITIVES = [
     P(r"\dfrac{3}{4}", "3/4", id="frac-dfrac"),
     P(r"\tfrac{3}{4}", "0.75", id="frac-tfrac"),
     P(r"\frac34", "3/4", id="frac-short"),
-    P("6/8", "3/4", id="frac-unreduced"),
     P(r"-\frac{1}{2}", "-0.5", id="frac-negative"),
     P(r"\frac{-1}{2}", "-1/2", id="frac-negative-num"),
-    P(r"\frac{1}{-2}", "-1/2", id="frac-negative-den"),
     P(r"\frac{\sqrt{3}}{2}", r"\frac{\sqrt3}{2}", id="frac-sqrt-short"),
     P(r"\frac{2}{\sqrt{2}}", r"\sqrt{2}", id="frac-rationalize"),
     # --- mixed numbers ---
@@ -82,17 +79,11 @@ POSITIVES = [
     P(r"\sqrt{8}", r"2\sqrt{2}", id="sqrt-simplify"),
     P("sqrt(2)/2", r"\frac{\sqrt{2}}{2}", id="sqrt-plain"),
     P(r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}", id="sqrt-rationalized"),
-    P(r"\sqrt[3]{27}", "3", id="cube-root"),
     P(r"2\pi", r"\pi \cdot 2", id="pi-times"),
     P("2pi", r"2\pi", id="pi-plain"),
     P(r"\frac{\pi}{2}", r"\pi/2", id="pi-half"),
-    P("2^{10}", "1024", id="pow-int"),
-    P("2^10", "1024", id="pow-bare"),
-    P("2**10", "1024", id="pow-python"),
     P("x^{2}", "x^2", id="pow-braces"),
     P(r"e^{2}", r"e^2", id="pow-e"),
-    P("10^{-2}", "0.01", id="pow-negative"),
-    P(r"2^{2^{3}}", "256", id="pow-small-tower"),
     # --- algebraic equivalence ---
     P("2(x+1)", "2x+2", id="alg-distribute"),
     P("2x+2", "2(x+1)", id="alg-factor"),
@@ -100,11 +91,9 @@ POSITIVES = [
     P("x^2-1", "(x-1)(x+1)", id="alg-diff-squares"),
     P(r"\frac{x^2-1}{x-1}", "x+1", id="alg-cancel"),
     P("a+b", "b+a", id="alg-commute"),
-    P(r"\sin^2(x)+\cos^2(x)", "1", id="alg-trig-identity"),
     P(r"3\sqrt{2}+\sqrt{2}", r"4\sqrt{2}", id="alg-surds"),
     P(r"\frac{1}{x}+\frac{1}{y}", r"\frac{x+y}{xy}", id="alg-fractions"),
     P(r"\log(8)", r"3\log(2)", id="alg-log"),
-    P(r"\log_2 8", "3", id="log-base-subscript"),
     P(r"\varnothing", r"\emptyset", id="empty-set-spellings"),
     # --- x = 3 vs 3 ---
     P("x = 3", "3", id="eq-assign"),
@@ -166,7 +155,6 @@ POSITIVES = [
     # --- unicode with one meaning ---
     P("\u22127", "-7", id="unicode-minus"),
     P("2\u03c0", r"2\pi", id="unicode-pi"),
-    P("3\u00d74", "12", id="unicode-times"),
     # --- infinity as an answer ---
     P(r"\infty", r"\infty", id="infinity"),
     P("-oo", r"-\infty", id="infinity-negative"),
@@ -227,9 +215,30 @@ POSITIVES = [
     # --- restatements and primes written the same ---
     P("f'(x)", "f'(x)", id="prime-same"),
     P("12_{x}", "12_{x}", id="number-subscript-same"),
+    # --- the same spellings against a symbolic reference: computed there, as before (issue #39) ---
+    P(r"\sqrt[3]{27}\,x", "3x", id="cube-root-symbolic"),
+    P("2^{10} x", "1024x", id="pow-int-symbolic"),
+    P("2**10*x", "1024x", id="pow-python-symbolic"),
+    P(r"\sqrt{4}\,x", "2x", id="root-symbolic"),
+    P(r"\sin^2(x)+\cos^2(x) + y", "1 + y", id="alg-trig-identity-symbolic"),
+    P("3\u00d74y", "12y", id="unicode-times-symbolic"),
 ]
 
 NEGATIVES = [
+    # --- issue #39: a computation of numerals does not answer a number (docs/verifier.md, unevaluated answers);
+    # these rows were positives before round 5 ---
+    P(r"\frac{1}{3}\cdot 1", "0.33", id="symbolic-rational-rounds"),
+    P("6/8", "3/4", id="frac-unreduced"),
+    P(r"\frac{1}{-2}", "-1/2", id="frac-negative-den"),
+    P(r"\sqrt[3]{27}", "3", id="cube-root"),
+    P("2^{10}", "1024", id="pow-int"),
+    P("2^10", "1024", id="pow-bare"),
+    P("2**10", "1024", id="pow-python"),
+    P("10^{-2}", "0.01", id="pow-negative"),
+    P(r"2^{2^{3}}", "256", id="pow-small-tower"),
+    P(r"\sin^2(x)+\cos^2(x)", "1", id="alg-trig-identity"),
+    P(r"\log_2 8", "3", id="log-base-subscript"),
+    P("3\u00d74", "12", id="unicode-times"),
     # --- near misses ---
     P("15", "16", id="seed-off-by-one"),
     P("17", "16", id="off-by-one-up"),
