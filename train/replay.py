@@ -215,7 +215,7 @@ def replay(run_dir: Path, step: int, counterfactual: bool = False) -> dict:
             if len(paths) > 1:  # steps between the checkpoint and N: the optimizer and scheduler as the loop had them
                 trainer.create_optimizer_and_scheduler(num_training_steps=training_args.max_steps)
                 if checkpoint is not None:
-                    trainer._load_optimizer_and_scheduler(str(checkpoint))  # transformers: what a resume loads
+                    trainer.load_optimizer_and_scheduler(str(checkpoint))  # what a resume loads (train/trl_seams.py)
                 for path in paths[:-1]:
                     rerun_step(trainer, torch.load(path, weights_only=False))
             entries = torch.load(paths[-1], weights_only=False)

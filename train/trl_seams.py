@@ -17,6 +17,8 @@ and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwi
 * ``Trainer._load_from_checkpoint(resume_from_checkpoint, model=None)`` (transformers): loads a checkpoint's
   weights on resume. ``SeamedGRPOTrainer`` runs it inside ``loading_checkpoint(model)`` (the dtype fix);
   tests/integration/test_resume.py checks the result.
+* ``Trainer._load_optimizer_and_scheduler(checkpoint)`` (transformers; TRL overrides it): loads a checkpoint's
+  optimizer and scheduler state on resume; ``SeamedGRPOTrainer.load_optimizer_and_scheduler`` (replay of a step after a checkpoint).
 * ``VLLMGeneration._init_vllm()``: starts vLLM when the generation object is built. ``SeamedVLLMGeneration``
   replaces it with ``start_engine()``.
 * ``VLLMGeneration._dist.gather_params(params)``: gathers sharded parameters (a collective under ZeRO-3);
@@ -87,6 +89,10 @@ class SeamedGRPOTrainer(GRPOTrainer):
     def load_checkpoint_weights(self, checkpoint: str) -> None:
         """Load a checkpoint's weights (and adapter) into the model as a resume does, without resuming the run."""
         self._load_from_checkpoint(checkpoint)
+
+    def load_optimizer_and_scheduler(self, checkpoint: str) -> None:
+        """Load a checkpoint's optimizer and scheduler state as a resume does (transformers' private loader)."""
+        self._load_optimizer_and_scheduler(checkpoint)
 
     def loading_checkpoint(self, model):
         """A context around loading a checkpoint's weights into ``model`` on resume."""

@@ -59,6 +59,13 @@ def test_load_from_checkpoint_is_the_resume_weight_load():
     assert "_load_from_checkpoint" not in GRPOTrainer.__dict__  # TRL does not override it
 
 
+def test_load_optimizer_and_scheduler_is_the_resume_state_load():
+    """Replay re-runs steps after a checkpoint with the optimizer and scheduler a resume would load."""
+    assert "self._load_optimizer_and_scheduler(resume_from_checkpoint)" in source(Trainer)
+    # TRL overrides it (and a resume calls TRL's): the seam calls whichever the trainer has, with one checkpoint
+    assert parameters(GRPOTrainer._load_optimizer_and_scheduler) == ["self", "checkpoint"]
+
+
 def test_log_completion_extra_is_the_log_extra_every_reward_function_gets():
     """``on_completion_extra`` sees each ``log_extra(column, values)`` call of a reward function (rollout logs'
     answer/explanation), after TRL has recorded it for its completions table."""
