@@ -86,6 +86,8 @@ def tokens(text: str):
 
 def split_top(text: str, separator: re.Pattern) -> list[str]:
     """Split at matches of ``separator`` that sit outside every bracket and brace."""
+    if separator.search(text) is None:  # the common case (a plain answer): no depth map to build
+        return [text.strip()]
     depth, cuts = 0, []
     depths = [0] * (len(text) + 1)
     for i, tok in tokens(text):
