@@ -130,7 +130,7 @@ def outer_brackets(text: str) -> tuple[str, str, str] | None:
 def collection(nodes: list, ordered: bool, brackets: str, name: str = "") -> Collection:
     """A Collection within ``MAX_ITEMS``; an unordered one is flat (``{1 \\pm \\sqrt{5}, -2}`` has three elements)."""
     if not ordered:
-        nodes = [n for node in nodes for n in (node.items if is_set(node) else (node,))]
+        nodes = _shared_labels([n for node in nodes for n in (node.items if is_set(node) else (node,))])
     if len(nodes) > MAX_ITEMS:
         raise TooComplex(f"more than {MAX_ITEMS} elements")
     return Collection(tuple(nodes), ordered, brackets, name)
@@ -138,3 +138,22 @@ def collection(nodes: list, ordered: bool, brackets: str, name: str = "") -> Col
 
 def is_set(node) -> bool:
     return isinstance(node, Collection) and not node.ordered
+
+
+def _is_point(node) -> bool:
+    return isinstance(node, Collection) and node.ordered and node.brackets == "()"
+
+
+def _shared_labels(nodes: list) -> list:
+    r"""``(x, y) = (1, 2) \text{ or } (3, 4)``: a tuple's labels stand for the unlabeled tuples of its size after it.
+
+    Dropping them would let ``(y, x) = (1, 2), (3, 4)`` (y is 1) pay for it, or any labels at all.
+    """
+    out, labels = [], ""
+    for node in nodes:
+        if _is_point(node) and "," in node.name:
+            labels = node.name
+        elif _is_point(node) and not node.name and labels and len(labels.split(",")) == len(node.items):
+            node = Collection(node.items, True, "()", labels)
+        out.append(node)
+    return out

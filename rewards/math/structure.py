@@ -300,12 +300,19 @@ def _membership(text: str, equations: str):
     if _RELATIONS.search(text) or len(split_top(text, _MEMBERSHIP)) > 2:
         return None  # x \in [0,1], y \in [2,3]: a list (or union) of memberships, read by the readers below
     head, sep, tail = _partition(text)
+    if sep and _LABELS.fullmatch(head):  # (x, y) \in \{(1, 2), (3, 4)\}: each point labeled
+        node = parse_structure(tail, equations)
+        labeled = _named(node, name_key(head)) if is_set(node) else node
+        return labeled if labeled is not node else None
     if not sep or not is_variable(head):
         return None  # \pi \in [3, 4] is a true statement, not an answer
     node = parse_structure(tail, equations)
     if is_interval_set(node) or (is_set(node) and all(isinstance(i, Leaf) and not i.name for i in node.items)):
         return replace(node, name=name_key(head))  # x \in [1, 2]; t \in \{-3, 3\}
     return node
+
+
+_LABELS = re.compile(r"\(\s*[A-Za-z]\s*(?:,\s*[A-Za-z]\s*)+\)")
 
 
 def _partition(text: str) -> tuple[str, str, str]:
@@ -409,7 +416,14 @@ def _named(node, name: str):
         raise Unparseable(f"the labels {name!r} do not pair with the values one to one")
     if is_set(node) and node.brackets == "set" and all(isinstance(i, Leaf) and not i.name for i in node.items):
         return collection([Leaf(i.text, i.equation, name) for i in node.items], ordered=False, brackets="set")
+    if is_set(node) and "," in name and node.items and all(_is_unlabeled_point(i) for i in node.items):
+        # (x, y) = (1, 2), (3, 4): the labels name each solution, or (y, x) = (1, 2), (3, 4) would pay for it
+        return collection([_named(i, name) for i in node.items], ordered=False, brackets="set")
     return node
+
+
+def _is_unlabeled_point(node) -> bool:
+    return isinstance(node, Collection) and node.ordered and node.brackets == "()" and not node.name
 
 
 _BUILDER_BAR = re.compile(r"\\mid(?![A-Za-z])|(?<!\\)\||:")
