@@ -60,6 +60,9 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     loads. ``main`` trains it; checks and benchmarks (scripts/check_on_policy.py) use it to get the very
     trainer ``main`` would run. Whoever builds it calls ``trainer.close_rollout_engine()`` when done.
     """
+    dtype_line = getattr(model_args, "cpu_dtype_line", None)  # which dtype this CPU computes in, and why (parsing.py)
+    if dtype_line and training_args.process_index == 0:
+        print(dtype_line)
     validate(script_args, training_args, model_args)
     from train.data.rows import load_training_problems, to_dataset
     from train.engines.factory import engine_factory

@@ -33,8 +33,8 @@ def checkpoint_dtype(model_args) -> str | None:
     try:
         config = AutoConfig.from_pretrained(
             model_args.model_name_or_path,
-            revision=model_args.model_revision,
-            trust_remote_code=model_args.trust_remote_code,
+            revision=getattr(model_args, "model_revision", None),
+            trust_remote_code=getattr(model_args, "trust_remote_code", False),  # not a TRL 1.16 ModelConfig key
         )
     except (OSError, ValueError):
         return None

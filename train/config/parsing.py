@@ -66,13 +66,21 @@ def parse_config(argv: list[str] | None = None):
         parser.parse_args_and_config(args=["--help"])  # argparse prints everything and exits 0
     try:
         if config is None:
-            return parser.parse_args_and_config(args=argv)
-        with tempfile.TemporaryDirectory(prefix="verigrpo-config-") as directory:
-            return parser.parse_args_and_config(args=_with_config(argv, resolved_copy(config, directory)))
+            parsed = parser.parse_args_and_config(args=argv)
+        else:
+            with tempfile.TemporaryDirectory(prefix="verigrpo-config-") as directory:
+                parsed = parser.parse_args_and_config(args=_with_config(argv, resolved_copy(config, directory)))
     except ConfigError:
         raise
     except ValueError as exc:
         raise ConfigError(explain(str(exc))) from None
+    from train.config.cpu_dtype import resolve_cpu_dtype
+
+    script_args, training_args, model_args = parsed[:3]
+    # dtype: auto on CPU becomes what this CPU computes natively, before any check or loader reads it; the reason is
+    # kept for the start-up line (train/grpo.py prints it)
+    model_args.cpu_dtype_line = resolve_cpu_dtype(model_args, training_args)
+    return parsed
 
 
 UNBOUNDED_STEPS = (

@@ -78,3 +78,14 @@ def test_the_4bit_compute_dtype_and_loading_dtype_follow_the_choice():
         model_args = ModelConfig(model_name_or_path=str(MODEL), dtype="auto", load_in_4bit=True)
         resolve_cpu_dtype(model_args, SimpleNamespace(use_cpu=True), kind=kind, read_checkpoint=lambda _: "bfloat16")
         assert str(get_quantization_config(model_args).bnb_4bit_compute_dtype) == f"torch.{expected}"
+
+
+def test_parse_config_resolves_auto_for_every_consumer(cpu_model):
+    """The shipped vLLM CPU config says ``dtype: auto``: parsing resolves it (with the real checkpoint's config.json),
+    so the checks, the loaders and run.json all see the dtype this CPU trains in, never ``auto``."""
+    from cpu.capability import auto_dtype, detect
+    from train.config import parse_config
+
+    _, _, model_args = parse_config(["--config", "configs/cpu-smollm2-vllm.yaml"])
+    assert model_args.dtype == auto_dtype(detect(), "bfloat16").dtype != "auto"
+    assert model_args.cpu_dtype_line.startswith(f"[verigrpo] compute dtype {model_args.dtype} (dtype: auto: ")

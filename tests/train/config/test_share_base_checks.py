@@ -50,7 +50,10 @@ def test_what_sharing_cannot_serve_is_refused_before_loading(overrides, message)
     ("overrides", "message"),
     [
         (("--fsdp", "full_shard"), r"load_in_4bit under FSDP: .*bnb_4bit_quant_storage"),
-        (("--fsdp", "full_shard", "--bnb_4bit_quant_storage", "bfloat16"), r"FSDP with the colocate adapter engine"),
+        (  # storage in the compute dtype (the config's dtype: auto is float32 on a CPU without native bf16)
+            ("--fsdp", "full_shard", "--bnb_4bit_quant_storage", "bfloat16", "--dtype", "bfloat16"),
+            r"FSDP with the colocate adapter engine",
+        ),
     ],
 )
 def test_sharing_under_fsdp_is_refused_before_loading_by_the_launch_checks(overrides, message):
