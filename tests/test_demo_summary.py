@@ -348,7 +348,8 @@ def test_only_recorded_identical_kernels_make_two_runs_the_same_machine():
     here = {"machine": demo.machine()}
     assert all(here["machine"][key] is not None for key in demo.SAME_KERNELS), here
     assert demo.same_kernels(here, json.loads(json.dumps(here)))
-    other_isa = {"machine": {**here["machine"], "torch_cpu_capability": "AVX2"}}
+    isa = "AVX512" if here["machine"]["torch_cpu_capability"] == "AVX2" else "AVX2"  # not this machine's
+    other_isa = {"machine": {**here["machine"], "torch_cpu_capability": isa}}
     assert not demo.same_kernels(here, other_isa)
     older = {"machine": {key: value for key, value in here["machine"].items() if key != "cpu_flags_sha256"}}
     assert not demo.same_kernels(older, here) and not demo.same_kernels(here, older)

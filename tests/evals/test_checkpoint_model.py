@@ -133,7 +133,7 @@ def test_the_demo_hint_is_a_command_for_this_provider():
     inspect = inspect_command()
     assert (REPO / inspect).is_file()  # the environment's own inspect, relative to the repository root
     assert command == (
-        f"{inspect} eval evals/math_task.py@math_verified -T limit=50 -T operations=add,sub -T max_value=10 "
+        f"{inspect} eval evals/math_task.py@math_verified -T limit=50 -T split=test -T operations=add,sub -T max_value=10 "
         "-T max_tokens=96 --model verigrpo/runs/demo-x -M do_sample=false --max-connections 50"  # one batch
     )
     full = eval_command(REPO / "runs" / "demo-x", task_args, quantized=False)

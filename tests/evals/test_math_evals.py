@@ -117,8 +117,9 @@ def test_unreadable_reference_is_unscored_not_wrong(tmp_path, mock_model):
 
 
 def test_too_complex_candidate_is_incorrect_not_unscored(tmp_path, mock_model):
-    task = Task(dataset=MemoryDataset([Sample(input="q", target="1")]), scorer=evals.verify.math_verifier())
-    (log,) = inspect_eval(task, model=mock_model({"q": "ANSWER: 9^{9^{9^{9}}}"}), log_dir=str(tmp_path))
+    # a symbolic reference: for a number, a tower of numerals is a computation and refused before its size matters
+    task = Task(dataset=MemoryDataset([Sample(input="q", target="x")]), scorer=evals.verify.math_verifier())
+    (log,) = inspect_eval(task, model=mock_model({"q": "ANSWER: x^{9^{9^{9}}}"}), log_dir=str(tmp_path))
     score = log.samples[0].scores["math_verifier"]
     assert score.value["correct"] == "I" and score.metadata["reason"] == "too_complex"
 
