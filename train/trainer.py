@@ -127,6 +127,14 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
         return metrics
 
+    def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
+        """transformers' checkpoint save, with peft's ``save_embedding_layers`` decided without a Hub request
+        (train/engines/adapter_save.py: "auto" asked the Hub at every save when the base is a Hub id)."""
+        from train.engines.adapter_save import saves_without_the_hub
+
+        with saves_without_the_hub(self.accelerator.unwrap_model(self.model, keep_torch_compile=False)):
+            super()._save(output_dir, state_dict)
+
     def create_model_card(self, *args, **kwargs):
         """Skip TRL's card: for a local base it reads "fine-tuned version of [None](https://huggingface.co/None)".
 

@@ -12,9 +12,11 @@ base's; a base config not found locally counts as unresized, as peft's "auto" de
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 EMBEDDING_LAYER_NAMES = ("embed_tokens", "lm_head")  # peft.utils.constants.EMBEDDING_LAYER_NAMES (peft 0.21)
@@ -78,3 +80,17 @@ def save_adapter(peft_model, directory: str | Path, **kwargs) -> None:
     peft_model.save_pretrained(
         str(directory), safe_serialization=True, save_embedding_layers=save_embedding_layers(peft_model), **kwargs
     )
+
+
+@contextmanager
+def saves_without_the_hub(model):
+    """While it lasts, ``model.save_pretrained`` (a peft model's) decides ``save_embedding_layers`` here, never by
+    asking the Hub: transformers' ``Trainer._save`` calls it with peft's "auto" at every checkpoint save."""
+    if not hasattr(model, "peft_config"):  # not a peft model: nothing asks the Hub
+        yield
+        return
+    model.save_pretrained = functools.partial(model.save_pretrained, save_embedding_layers=save_embedding_layers(model))
+    try:
+        yield
+    finally:
+        del model.save_pretrained  # the class's method again

@@ -95,3 +95,21 @@ def test_the_base_vocabulary_comes_from_the_cache_never_the_network(tmp_path, mo
     assert local_base_vocab_size("not a repo id/") is None
     assert local_base_vocab_size(None) is None
     assert unreachable_hub == []
+
+
+def test_a_checkpoint_save_makes_no_hub_request(tiny_policy, tmp_path, unreachable_hub):
+    """transformers' Trainer._save (every save_steps checkpoint) calls save_pretrained with peft's "auto": through
+    RecordingGRPOTrainer._save it decides without the Hub, and the model's own method is back afterwards."""
+    from types import SimpleNamespace
+
+    from train.trainer import RecordingGRPOTrainer
+
+    policy = on_hub_base(tiny_policy)
+    trainer = object.__new__(RecordingGRPOTrainer)  # the save path only: no model loading, no TRL set-up
+    trainer.model, trainer.processing_class, trainer.data_collator = policy, None, None
+    trainer.accelerator = SimpleNamespace(unwrap_model=lambda model, keep_torch_compile=False: model)
+    trainer.args = SimpleNamespace(output_dir=str(tmp_path), should_save=True)
+    trainer._save(str(tmp_path / "checkpoint-1"))
+    assert unreachable_hub == []
+    assert (tmp_path / "checkpoint-1" / "adapter_model.safetensors").is_file()
+    assert "save_pretrained" not in vars(policy)
