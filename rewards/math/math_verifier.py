@@ -368,7 +368,7 @@ def _is_value(node) -> bool:
 def _set_text(node, intervals: bool) -> str | None:
     r"""A candidate set as LaTeX the worker reads as a sympy set: ``\{3, -3\}``, ``[-4, 4] \cup (5, \infty)``."""
     if _is_value(node):
-        return "\\{" + node.text + "\\}"
+        return node.text if node.text.strip() == r"\emptyset" else "\\{" + node.text + "\\}"
     if intervals and structure.is_interval(node) and all(_is_value(end) for end in node.items):
         return f"{node.brackets[0]}{node.items[0].text}, {node.items[1].text}{node.brackets[1]}"
     if isinstance(node, Collection) and not node.ordered and node.items:
@@ -533,9 +533,30 @@ def _compare_sets(candidate_items: tuple, reference_items: tuple, budget: Budget
 MAX_RESTATEMENTS = 4  # distinct final answers grade() checks before calling them a hedge
 
 
+_PLAIN_NUMBER = re.compile(r"-?[0-9]{1,60}(?:\.[0-9]{1,60})?\Z")  # ASCII digits: \d would take U+FF11
+
+
+def _plain_numbers(candidate: str, ref_tree) -> _Outcome | None:
+    """Both plain decimal numerals (``27``, ``-3.50``): the full path's verdict and detail, without normalizing,
+    parsing and comparing trees (about half a GRPO numeric call). None for anything else, which takes that path;
+    ``tests/rewards/math/test_plain_number_fast_path.py`` checks both paths agree."""
+    if not (_PLAIN_NUMBER.match(candidate) and isinstance(ref_tree, Leaf) and _PLAIN_NUMBER.match(ref_tree.text)):
+        return None
+    if ref_tree.name or ref_tree.equation:
+        return None
+    cand_num, ref_num = parse_number(candidate), parse_number(ref_tree.text)
+    if cand_num is None or ref_num is None or not (cand_num.canonical or candidate == ref_tree.text):
+        return None
+    if _numbers_equal(cand_num, ref_num):
+        return _Outcome(True, Reason.CORRECT, "verified equal")
+    return _Outcome(False, Reason.MISMATCH, f"got {candidate!r}, want {ref_tree.text!r}")
+
+
 def _check(candidate: str, ref_tree, budget: Budget, reference: str = "") -> _Outcome:
     if len(candidate) > MAX_CANDIDATE_CHARS:  # before any scan: the caller's thread has no kill
         return _Outcome(False, Reason.TOO_COMPLEX, f"answer longer than {MAX_CANDIDATE_CHARS} characters")
+    if (plain := _plain_numbers(candidate, ref_tree)) is not None and not looks_doubled(reference):
+        return plain
     boxes, _ = boxed_contents(candidate)
     read: str | list[str] = candidate
     if len(set(" ".join(b.split()) for b in boxes)) > 1:  # "\boxed{1}\boxed{0}" is two answers, not 1*0

@@ -147,7 +147,7 @@ def same_solutions(candidate, reference, equal: Callable) -> bool | None:
         ):
             return None
         answer = solution_set(candidate, x)
-    elif isinstance(candidate, _REAL_SETS):
+    elif isinstance(candidate, (*_REAL_SETS, sympy.sets.sets.EmptySet)):  # \emptyset: no solution
         if candidate.free_symbols == {_I} and x != _I:  # x = \pm i: the imaginary unit
             candidate = candidate.subs(_I, sympy.I)
         if candidate.free_symbols:

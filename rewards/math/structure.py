@@ -151,6 +151,7 @@ def normalize(text: str) -> str:
     text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
     text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
     text = text.replace(r"\varnothing", r"\emptyset")
+    text = re.sub(r"\\\{\s*\\\}", r"\\emptyset ", text)  # \{\}: the empty set, not a set with an empty element
     text = _PLAIN_IN.sub(r"\1 \\in ", text)  # x in [3, 8] (plain text) is x \in [3, 8]
     text = re.sub(r"\\leq(?:slant|q)(?![A-Za-z])", r"\\le ", text)  # \leqslant is \le (never a product q*...)
     text = re.sub(r"\\geq(?:slant|q)(?![A-Za-z])", r"\\ge ", text)
@@ -376,7 +377,8 @@ def _equation(text: str, equations: str):
     if len(parts) < 2:
         return None
     if equations == EQUATION and len(parts) == 2 and not _is_label(parts[0], parts[1]):
-        return Leaf("=".join(parts), equation=True)
+        if not _imaginary_roots(parts[0], parts[1]):
+            return Leaf("=".join(parts), equation=True)
     if len(parts) == 2 and _is_name(parts[1]) and not _is_name(parts[0]) and _is_constant(parts[0]):
         parts = parts[::-1]  # 2 = y is y = 2
     names = []
@@ -391,6 +393,13 @@ def _equation(text: str, equations: str):
     if len(nodes) > 1:  # 2 + 1 = 3; 1 = 1 (no variable: never the answer to x = 1); x = 3 = 4
         return Chain(tuple(nodes), names[-1] if names else "")
     return _named(nodes[0], names[-1]) if names else nodes[0]
+
+
+def _imaginary_roots(lhs: str, rhs: str) -> bool:
+    r"""``x = \pm 3i``: two values of ``x`` (``i`` the imaginary unit), not an equation to compare as one."""
+    if not (_is_name(lhs) and lhs != "i" and _PLUS_MINUS.search(rhs)):
+        return False
+    return _is_constant(re.sub(r"(?<![A-Za-z\\])i(?![A-Za-z])", "", rhs))
 
 
 def _is_name(text: str) -> bool:
