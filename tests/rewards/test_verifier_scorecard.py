@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "evals" / "data" / "verifier_scorecard_example.jsonl"
 # the two labels in the example that the verifier refuses on purpose (README policy table): a decimal comma
 # and a value followed by words
-DELIBERATE = {("1,5", "1.5"), (r"12 \text{ is the answer}", "12")}
+# labeled equal, refused by policy: a decimal comma, trailing words, and (since round 5) an expression for a number
+DELIBERATE = {("1,5", "1.5"), (r"12 \text{ is the answer}", "12"), (r"\sin^2(x)+\cos^2(x)", "1")}
 
 
 def test_the_bundled_example_scores_as_documented(tmp_path, capsys):
@@ -36,10 +37,10 @@ def test_the_bundled_example_scores_as_documented(tmp_path, capsys):
     disagreements = {(r["candidate"], r["reference"]) for r in rows if r["rewards.is_correct"]["got"] != r["expected"]}
     assert disagreements == DELIBERATE
     assert all(verdicts[pair]["explanation"] for pair in DELIBERATE)
-    assert "disagreements with the labels (rewards.is_correct): 2" in report
+    assert "disagreements with the labels (rewards.is_correct): 3" in report
     assert "decimal-comma" in report and "per tag (rewards.is_correct)" in report
     summary = next(line for line in report.splitlines() if line.startswith("rewards.is_correct "))
-    assert summary.split()[1:8] == ["51", "22", "0", "27", "2", "0", "1.000"]
+    assert summary.split()[1:8] == ["51", "21", "0", "27", "3", "0", "1.000"]
 
 
 def test_the_script_runs_on_its_own(tmp_path):
