@@ -1,12 +1,12 @@
 """The names users had before the modules moved (issue #30) still work: the commands' files, the Inspect task and
-scorer files named by path, the bundled data path, and the Inspect registry names."""
+scorer files named by path, and the Inspect registry names."""
 
 import pytest
 from inspect_ai._util.registry import registry_lookup
 
 from tests.helpers import REPO
 
-# paths a user types: commands, task files, the scorer file, the bundled code problems
+# paths a user types: commands, task files, the scorer file
 OLD_PATHS = [
     "train/grpo.py",
     "scripts/check_gpu.py",
@@ -14,7 +14,6 @@ OLD_PATHS = [
     "evals/math_task.py",
     "evals/code_task.py",
     "evals/verify.py",
-    "evals/data/code_problems.jsonl",
 ]
 
 OLD_REGISTRY_NAMES = [
@@ -45,18 +44,3 @@ def test_the_scorer_file_still_defines_its_scorers():
 
     assert registry_lookup("scorer", "math_verifier") is not None
     assert registry_lookup("scorer", "unit_test_scorer") is not None
-
-
-# names imported from train.config.machine_checks before the install facts moved to train.config.vllm_install
-MOVED_TO_VLLM_INSTALL = [
-    "MachineConfigError", "installed_vllm", "installed_bnb_plugin", "plugin_entry_names", "bnb_registration_problem",
-    "minor_version", "check_vllm_line", "check_bnb", "PLUGIN", "PLUGIN_FROM_029", "INSTALL_CPU", "INSTALL_GPU",
-    "SUPPORTED", "VLLM_LINES", "BNB_IN_TREE_LAST",
-]  # fmt: skip
-
-
-@pytest.mark.parametrize("name", MOVED_TO_VLLM_INSTALL)
-def test_an_old_machine_checks_name_is_the_moved_object(name):
-    from train.config import machine_checks, vllm_install
-
-    assert getattr(machine_checks, name) is getattr(vllm_install, name)

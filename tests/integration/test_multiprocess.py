@@ -155,7 +155,7 @@ def test_two_processes_train_once_and_resume(tmp_path):
 def test_two_processes_roll_out_through_a_vllm_server(tmp_path):
     """Both processes' prompts go to the server once (from the main process); each rollout is logged once."""
     from tests.helpers.vllm_server import VLLMServerProcess
-    from train.config.machine_checks import installed_vllm
+    from train.config.vllm_install import installed_vllm
 
     if not installed_vllm():
         if os.environ.get("VERIGRPO_REQUIRE_VLLM") == "1":

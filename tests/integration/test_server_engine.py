@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers import REPO
 from tests.helpers.vllm_server import VLLMServerProcess
-from train.config.machine_checks import installed_vllm
+from train.config.vllm_install import installed_vllm
 from train.engines.vllm_server_api import adapter_name
 
 SERVER_CONFIG = "configs/cpu-smollm2-vllm-server.yaml"

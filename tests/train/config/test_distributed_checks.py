@@ -27,7 +27,7 @@ from train.config.distributed_checks import (
     check_placement,
     launch_from_env,
 )
-from train.config.machine_checks import GIB
+from train.config.memory_model import GIB
 
 CPU = "configs/cpu-smollm2.yaml"  # 4-bit nf4 + LoRA, float32
 CPU_SERVER = "configs/cpu-smollm2-vllm-server.yaml"

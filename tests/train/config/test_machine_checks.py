@@ -11,7 +11,7 @@ import train.config.vllm_install as vllm_install
 from tests.helpers import REPO
 from tests.helpers.model_shapes import QWEN_1_5B, QWEN_7B
 from train.config import ConfigError, parse_config, validate
-from train.config.machine_checks import CUDA_CONTEXT, GIB, ModelShape, estimate_memory
+from train.config.memory_model import CUDA_CONTEXT, GIB, ModelShape, estimate_memory
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -240,16 +240,16 @@ def test_the_installed_vllm_has_bitsandbytes_once_its_plugins_load(monkeypatch):
     """No pretending: this machine's vLLM line (in-tree <= 0.27, the plugin from 0.28) passes every 4-bit check,
     the registry one included (vLLM imported, its plugins loaded; no engine)."""
     monkeypatch.delenv("VLLM_PLUGINS", raising=False)
-    dist, version = mc.installed_vllm()
-    mc.check_bnb(dist, version)
-    assert mc.bnb_registration_problem() is None
-    if mc.minor_version(version) > mc.BNB_IN_TREE_LAST:
-        assert mc.installed_bnb_plugin() is not None and "bitsandbytes" in mc.plugin_entry_names()
+    dist, version = vllm_install.installed_vllm()
+    vllm_install.check_bnb(dist, version)
+    assert vllm_install.bnb_registration_problem() is None
+    if vllm_install.minor_version(version) > vllm_install.BNB_IN_TREE_LAST:
+        assert vllm_install.installed_bnb_plugin() is not None and "bitsandbytes" in vllm_install.plugin_entry_names()
         monkeypatch.setenv("VLLM_PLUGINS", "")  # vLLM reads it as a list naming no plugin
         with pytest.raises(ConfigError, match=r"VLLM_PLUGINS='' does not list the vllm-bnb-plugin entry point"):
-            mc.check_bnb(dist, version)
+            vllm_install.check_bnb(dist, version)
     else:
-        assert mc.installed_bnb_plugin() is None
+        assert vllm_install.installed_bnb_plugin() is None
 
 
 def test_server_mode_needs_no_local_vllm_but_the_same_4bit_settings(qwen_dir, machine):

@@ -7,7 +7,7 @@ import train.config.share_base_checks as sb
 from tests.helpers import MODEL, REPO
 from tests.helpers.model_shapes import QWEN_1_5B, QWEN_3B, QWEN_7B
 from train.config import ConfigError, parse_config, validate
-from train.config.machine_checks import GIB, ModelShape, estimate_memory
+from train.config.memory_model import GIB, ModelShape, estimate_memory
 
 CPU_VLLM_CONFIG = str(REPO / "configs" / "cpu-smollm2-vllm.yaml")
 SHARE = ("--vllm_share_base", "true")

@@ -19,7 +19,7 @@ from tests.helpers import REPO
 from tests.helpers.stub_vllm_server import StubServer
 from tests.helpers.vllm_server import SERVER_ENV, server_command
 from train.config import ConfigError, parse_config, validate
-from train.config.machine_checks import installed_vllm
+from train.config.vllm_install import installed_vllm
 from train.engines.vllm_server_api import (
     ServerError,
     ServerPool,

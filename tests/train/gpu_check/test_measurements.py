@@ -12,7 +12,7 @@ import torch
 
 from tests.helpers import REPO
 from train.config import ConfigError, parse_config
-from train.config.machine_checks import GIB
+from train.config.memory_model import GIB
 from train.engines.base import SyncRecord
 from train.gpu_check import memory, report
 from train.gpu_check.run import parse_on_this_machine

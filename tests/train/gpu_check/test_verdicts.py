@@ -15,7 +15,8 @@ import pytest
 from tests.helpers import REPO
 from tests.helpers.model_shapes import QWEN_1_5B
 from train.config import parse_config
-from train.config.machine_checks import GIB, SUPPORTED, MemoryEstimate
+from train.config.memory_model import GIB, MemoryEstimate
+from train.config.vllm_install import SUPPORTED
 from train.engines.choice import Engine
 from train.gpu_check import memory
 from train.gpu_check.environment import Environment, bitsandbytes_support
