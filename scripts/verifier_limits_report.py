@@ -35,13 +35,13 @@ FILES = [
 
 def table_pairs() -> list[tuple[str, str]]:
     """(candidate, reference) rows of the verifier tables."""
+    from tests.rewards.math import test_sets_tuples_and_lists as sets
     from tests.rewards.math import test_verifier_limits as limits
-    from tests.rewards.math import test_verifier_round3 as round3
     from tests.rewards.math import test_verifier_table as table
 
     rows = table.POSITIVES + table.NEGATIVES + limits.DECIDED_WITHOUT_A_CLOCK
     for name in ("INTERVAL_SETS", "PLUS_MINUS_EQUATIONS", "SOLUTION_TUPLES", "DOUBLED_BACKSLASHES", "LISTS_OF_BOXES"):
-        rows += getattr(round3, name)
+        rows += getattr(sets, name)
     return [tuple(getattr(row, "values", row)[:2]) for row in rows]
 
 

@@ -106,11 +106,11 @@ def test_exact_work_beyond_the_cap_is_too_complex_before_any_work():
 
 
 def _references() -> list[str]:
-    from tests.rewards.math import test_verifier_round3 as round3
+    from tests.rewards.math import test_sets_tuples_and_lists as sets
     from tests.rewards.math import test_verifier_table as table
 
-    rows = table.POSITIVES + table.NEGATIVES + round3.INTERVAL_SETS + round3.PLUS_MINUS_EQUATIONS
-    rows += round3.SOLUTION_TUPLES + round3.DOUBLED_BACKSLASHES + round3.LISTS_OF_BOXES
+    rows = table.POSITIVES + table.NEGATIVES + sets.INTERVAL_SETS + sets.PLUS_MINUS_EQUATIONS
+    rows += sets.SOLUTION_TUPLES + sets.DOUBLED_BACKSLASHES + sets.LISTS_OF_BOXES
     references = [getattr(row, "values", row)[1] for row in rows]
     for name in ("gsm8k_sample.jsonl", "math500_sample.jsonl"):
         references += [json.loads(line)["answer"] for line in (FIXTURES / name).read_text().splitlines() if line]

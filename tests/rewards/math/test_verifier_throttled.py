@@ -21,8 +21,8 @@ from rewards import InvalidReference, correctness
 from rewards.math import math_verifier, worker_pool
 from rewards.math.math_verifier import check
 from rewards.math.worker_pool import VerifierError, VerifierTooSlow, WorkerPool
+from tests.rewards.math import test_sets_tuples_and_lists as sets
 from tests.rewards.math import test_verifier_limits as limits
-from tests.rewards.math import test_verifier_round3 as round3
 from tests.rewards.math import test_verifier_table as table
 
 BURNERS = 4
@@ -38,11 +38,11 @@ TABLE_PAIRS = list(
     dict.fromkeys(
         _pairs(table.POSITIVES)
         + _pairs(table.NEGATIVES)
-        + _pairs(round3.INTERVAL_SETS)
-        + _pairs(round3.PLUS_MINUS_EQUATIONS)
-        + _pairs(round3.SOLUTION_TUPLES)
-        + _pairs(round3.DOUBLED_BACKSLASHES)
-        + _pairs(round3.LISTS_OF_BOXES)
+        + _pairs(sets.INTERVAL_SETS)
+        + _pairs(sets.PLUS_MINUS_EQUATIONS)
+        + _pairs(sets.SOLUTION_TUPLES)
+        + _pairs(sets.DOUBLED_BACKSLASHES)
+        + _pairs(sets.LISTS_OF_BOXES)
         + _pairs(limits.DECIDED_WITHOUT_A_CLOCK)
     )
 )

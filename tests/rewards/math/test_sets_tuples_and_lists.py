@@ -1,4 +1,4 @@
-r"""Round 3 shapes, each both ways with the near misses that must stay wrong: interval sets (inequalities,
+r"""Answers that are sets, tuples and lists (added in round 3), each both ways with the near misses that must stay wrong: interval sets (inequalities,
 unions, set-builder, \mathbb{R}), several equations with \pm, solution sets of tuples, doubled backslashes,
 lists of boxes. Every acceptance here has adversarial rows beside it: each is a reward a policy could farm."""
 

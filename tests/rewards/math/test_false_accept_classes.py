@@ -1,4 +1,4 @@
-r"""Round 4 (issue #29): the eight false-accept classes closed as classes, and the recall shapes real references use.
+r"""The eight false-accept classes closed as classes (round 4, issue #29), and the recall shapes real references use.
 
 Each class has the attack in several spellings, the honest answer it imitates (which must still pay), and the
 near misses beside it. Tables are (candidate, reference, expected); shapes picked from the public suites named in
