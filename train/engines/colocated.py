@@ -29,6 +29,7 @@ from trl.trainer.utils import ensure_master_addr_port
 from train.engines.adapter_storage import ADAPTER_DIR_PREFIX, adapter_bytes, choose_root, make_adapter_dir
 from train.engines.base import AdapterEngine
 from train.engines.choice import Engine
+from train.engines.share_base_views import share_base, vllm_model
 from train.engines.vllm_lora import max_lora_rank
 from train.vllm_seams import add_lora, remove_lora
 
@@ -156,8 +157,6 @@ class AdapterSyncGeneration(AdapterEngine):
         )
         self.llm = _AdapterLLM(llm, self)
         if s.share_base:
-            from train.engines.share_base_views import share_base, vllm_model
-
             self.shared_base = share_base(self.model, vllm_model(llm))  # SharedLayoutError: nothing was rebound
         if self.enable_sleep_mode:
             self.llm.sleep()

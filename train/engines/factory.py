@@ -22,6 +22,7 @@ def engine_factory(script_args, training_args, model_args, prompt_tokens=None):
     """
     engine = rollout_engine(training_args, model_args)
     if engine is Engine.COLOCATED:
+        # lazy: colocated imports TRL + torch (~10 s); train/grpo.py --help must not (tests/test_script_help.py)
         from train.engines.colocated import AdapterSyncGeneration, engine_settings
 
         settings = engine_settings(
@@ -29,6 +30,7 @@ def engine_factory(script_args, training_args, model_args, prompt_tokens=None):
         )
         return partial(AdapterSyncGeneration, settings=settings)
     if engine is Engine.SERVER:
+        # lazy: server imports TRL + torch (~10 s); train/grpo.py --help must not (tests/test_script_help.py)
         from train.engines.server import ServerAdapterGeneration, check_servers_on_main, server_settings
 
         settings = server_settings(script_args, training_args, model_args)

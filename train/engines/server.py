@@ -37,6 +37,7 @@ from pathlib import Path
 
 from train.engines.base import AdapterEngine
 from train.engines.choice import Engine
+from train.engines.vllm_lora import lora_model_on_meta, write_probe_adapter
 from train.engines.vllm_server_api import (
     ADAPTER_PREFIX,
     ServerError,
@@ -198,8 +199,6 @@ def _write_probe_adapter(model_args, trust_remote_code: bool, directory: Path) -
     cannot be built here (a Hub model that is not cached, offline): then the first sync checks the servers'
     LoRA flags."""
     from trl import get_peft_config
-
-    from train.engines.vllm_lora import lora_model_on_meta, write_probe_adapter
 
     lora_config, path, revision = get_peft_config(model_args), model_args.model_name_or_path, model_args.model_revision
     try:

@@ -41,6 +41,7 @@ import torch
 
 from cpu.bnb_seams import repacked_for_cpu, set_quant_state, stop_cpu_repack
 from train.config.arguments import ConfigError
+from train.config.share_base_checks import recognised_layouts
 from train.vllm_seams import VLLM_VERSION, engine_model, packed_modules, shard_offsets, shard_states
 
 MADV_DONTNEED = 4  # Linux madvise(2): drop these pages (a private file mapping re-reads them if touched)
@@ -211,8 +212,6 @@ def _plan_4bit(trainer: dict[str, torch.nn.Module], vllm: torch.nn.Module) -> li
 
 
 def _layout_error(problems: list[str]) -> SharedLayoutError:
-    from train.config.share_base_checks import recognised_layouts
-
     return SharedLayoutError(
         "vllm_share_base: vLLM's loaded 4-bit weights are not in the layout the trainer can view: "
         f"{'; '.join(problems[:5])}{' ...' if len(problems) > 5 else ''}. Layouts read: {recognised_layouts()}. "

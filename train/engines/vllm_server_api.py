@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from train.engines.vllm_lora import VLLM_LORA_RANKS, max_lora_rank
+
 logger = logging.getLogger(__name__)
 ADAPTER_PREFIX = "verigrpo"
 LOGPROBS_MODE = "processed_logprobs"  # after temperature: what TRL's importance-sampling correction expects
@@ -35,8 +37,6 @@ PROBE_TEMPERATURES = (1.0, 0.5)
 def server_flags(lora_rank: int | None = None) -> str:
     """What each server must run with (in every error that says a server is misconfigured): ``--max-lora-rank``
     is ``lora_r`` rounded up to a rank vLLM accepts (``train/engines/vllm_lora.py``)."""
-    from train.engines.vllm_lora import VLLM_LORA_RANKS, max_lora_rank
-
     rank = max_lora_rank(lora_rank) if lora_rank else f"<lora_r rounded up to one of {VLLM_LORA_RANKS}>"
     return (
         "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True python -m vllm.entrypoints.openai.api_server --model <base> "
@@ -449,8 +449,6 @@ class ServerPool:
         if "not enabled" in exc.detail:
             return "LoRA is not enabled: add --enable-lora"
         if "max_lora_rank" in exc.detail:
-            from train.engines.vllm_lora import max_lora_rank
-
             return f"its --max-lora-rank is below the adapter's rank {rank}: set --max-lora-rank {max_lora_rank(rank)}"
         if exc.status == 404:
             return (
