@@ -17,8 +17,6 @@ providers, and the tools that re-score and audit logs.
   trained
 - ``checkpoint_eval``: a checkpoint scored as trained: the printed ``inspect eval`` command and the same eval in process
   (one batch per eval)
-- ``paired``: did a change help? Newcombe's paired 95% interval and McNemar's mid-p test on the same problems (stdlib)
-- ``eval_pairs``: per-problem outcomes of two Inspect logs, checked to be the same problems, compared with ``paired``
 - ``policy_model``: the model provider ``verigrpo-policy``: a model object in memory (the policy a training run's
   held-out evals score), greedy, in batches fixed before the eval starts
 - ``tool_turns``: a tool-trained policy's turns as training feeds them (TRL's schema, ids, parser, rounds and
@@ -27,10 +25,9 @@ providers, and the tools that re-score and audit logs.
   a provider a second time
 - ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``registry_alias``, ``EvalScorer``,
   ``EvalMetricDefinition``)
-- ``view_check``: read logs as a person does: ``inspect view`` in headless Chromium (tests, the README's screenshot)
-- ``group_metrics``: a rollout log's training scores as one result row: group mean and pass@G
-- ``score_diff``: which items changed grade between two scorers in one log
-- ``rollout_audit``: re-judge rollout logs with a scorer; paid-but-rejected counts per step window
+- ``log_stats/``: statistics over eval and rollout logs: the paired difference of two evals (``paired``,
+  ``eval_pairs``), grade changes between two scorers (``grade_changes``), a rollout log's group metrics
+  (``group_metrics``), the rollout audit (``rollout_audit``)
 - ``inspect_plugin/``: installed as the package ``verigrpo``: Inspect's entry point, where every name is registered
   once: the scorers ``verigrpo/math_verifier`` and ``verigrpo/unit_test_scorer``, the metrics ``verigrpo/group_mean``
   and ``verigrpo/pass_at_G``, the sandbox provider ``verigrpo/bwrap``, the model providers ``verigrpo`` and

@@ -1,4 +1,4 @@
-"""Code problems: the bundled set (``evals/data/code_problems.jsonl``) or your own file in that format.
+"""Code problems: the bundled set (``problems/data/code_problems.jsonl``) or your own file in that format.
 
 One JSON object per line: ``{"id", "prompt", "tests", "solution"?}`` where ``tests`` is one of the
 shapes ``rewards.code.code_spec`` accepts (HumanEval ``check``, MBPP ``asserts``, stdin/stdout ``io``) and
@@ -16,7 +16,7 @@ from pathlib import Path
 from problems.math_data import DatasetError, json_records, require_file
 from rewards import InvalidTests, build_code_messages, parse_test_spec
 
-BUNDLED_CODE_PROBLEMS = Path(__file__).parents[1] / "evals" / "data" / "code_problems.jsonl"  # evals package data
+BUNDLED_CODE_PROBLEMS = Path(__file__).parent / "data" / "code_problems.jsonl"  # problems package data
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ sources that yield it, how problems load and become training rows (the prompt bu
 reward functions that can score it, the Inspect scorer its tasks use, which training score the rollout
 audit re-judges with which scorer, the per-step metrics the run plot draws, and the Inspect task a
 training run's held-out evals run (with that task's arguments for the problems a config does not train on). ``train/data/rows.py``,
-``train/config/`` (sources and reward names), ``evals/rollout_audit.py`` and ``scripts/plot_run.py``
+``train/config/`` (sources and reward names), ``evals/log_stats/rollout_audit.py`` and ``scripts/plot_run.py``
 read ``DOMAINS`` at use time. A domain of one's own needs no edit here: a module outside this package that defines a
 ``Domain`` registers it through the entry point group ``verigrpo.domains`` of its own package (``name =
 "module:OBJECT"``, as Inspect's plugins register through ``inspect_ai``) or, without a package, through the

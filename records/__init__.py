@@ -4,6 +4,6 @@ other for it (standard library only).
 - ``run_manifest``: run.json, the record ``train/grpo.py`` writes into its output directory and every checkpoint;
   its one reader (the checkpoint model provider and the scorers' verifier check read it here)
 - ``best_checkpoint``: best_checkpoint.json, which checkpoint scored best on the held-out evals (``<run>@best``)
-- ``rollout_format``: the rollout-log format ``train/artifacts/rollout_log.py`` writes and ``evals/rollout_audit.py``
+- ``rollout_format``: the rollout-log format ``train/artifacts/rollout_log.py`` writes and ``evals/log_stats/rollout_audit.py``
   reads (the ``train_`` score prefix, the ``none/none`` model, the step key, the training metrics' names)
 """

@@ -1,4 +1,4 @@
-"""The rollout-log format: what ``train/artifacts/rollout_log.py`` writes and ``evals/rollout_audit.py`` reads, in one place.
+"""The rollout-log format: what ``train/artifacts/rollout_log.py`` writes and ``evals/log_stats/rollout_audit.py`` reads, in one place.
 
 A rollout log is an Inspect ``.eval`` log whose samples hold one completion each, scored
 ``train_<reward name>`` with the training reward's value, with the training step in the sample's
@@ -8,7 +8,7 @@ metadata and the model ``none/none``, so ``inspect score`` can re-judge it witho
 TRAIN_SCORE_PREFIX = "train_"
 ROLLOUT_MODEL = "none/none"  # a model Inspect can "instantiate" for re-scoring without loading anything
 STEP_KEY = "step"  # sample metadata: the training step that produced the completion
-# the metrics of each training score (evals/group_metrics.py, registered by evals/inspect_plugin): one result
+# the metrics of each training score (evals/log_stats/group_metrics.py, registered by evals/inspect_plugin): one result
 # row per score with both numbers, where the epoch reducers would give two rows the viewer cannot tell apart
 GROUP_MEAN_METRIC = "verigrpo/group_mean"
 PASS_AT_G_METRIC = "verigrpo/pass_at_G"  # option k: the group size G

@@ -21,7 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evals.rollout_audit import DEFAULT_SCORER, AuditInputError, audit_logs, plot
+from evals.log_stats.rollout_audit import DEFAULT_SCORER, AuditInputError, audit_logs, plot
 
 
 def positive_int(text: str) -> int:

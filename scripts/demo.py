@@ -13,7 +13,7 @@ what the difference supports.
    (evals/checkpoint_model.py), which loads a run as its run.json says, so before and after differ only in
    the adapter's weights, and each printed ``inspect eval ... --model verigrpo/<dir>`` command scores the
    same policy;
-5. compares the evals problem by problem (evals/eval_pairs.py, evals/paired.py: Newcombe's paired 95%
+5. compares the evals problem by problem (evals/log_stats/eval_pairs.py, evals/log_stats/paired.py: Newcombe's paired 95%
    interval and McNemar's mid-p test) and writes ``summary.json`` (the table, the intervals, the machine,
    the commit, the time of each phase), ``comparison.png`` (before/after with intervals) and ``curve.png``.
 
@@ -191,7 +191,7 @@ def _read(path: str) -> str:
 
 
 def comparisons(logs: dict) -> dict:
-    from evals.eval_pairs import compare_logs
+    from evals.log_stats.eval_pairs import compare_logs
 
     return {key: compare_logs(logs[before], logs[after]).to_dict() for key, _, before, after in COMPARISONS}
 

@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from evals.paired import wilson_interval
+from evals.log_stats.paired import wilson_interval
 from train.artifacts.figures import plot_command, save
 
 # (summary key of the base eval, of the trained eval, the group's name)

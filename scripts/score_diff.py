@@ -16,7 +16,7 @@ import sys
 
 from inspect_ai.log import read_eval_log
 
-from evals.score_diff import grade_changes, scorer_names
+from evals.log_stats.grade_changes import grade_changes, scorer_names
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,7 @@
     python scripts/screenshot_rollouts.py runs/x --log rollouts-step000001-000010.eval --out shot.png
 
 Starts ``inspect view`` on ``<run>/rollouts`` and runs the browser check of tests/evals/test_viewer_browser.py
-(``evals.view_check.check_rollout_log``: the sample list, then a sample with an extracted answer, its
+(``tests/helpers/view_check.py``'s ``check_rollout_log``: the sample list, then a sample with an extracted answer, its
 Transcript, Messages and Scoring tabs) in the system Chromium, then pictures one screen of that sample's
 Transcript (the model call: question and completion, then each reward's answer and explanation) as ``--out``. A page that does not
 show what the log holds fails here as it fails the test. Needs the ``dev`` extra (playwright) and
@@ -17,8 +17,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from evals import view_check
-from rewards import ANSWER_INSTRUCTION
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO)]  # the browser check is test tooling (tests/helpers/view_check.py), not installed
+
+from rewards import ANSWER_INSTRUCTION  # noqa: E402
+from tests.helpers import view_check  # noqa: E402
 
 WIDTH, HEIGHT = 1100, 800  # one screen of the sample page (the model call and both scores), readable at README width
 

@@ -1,4 +1,4 @@
-"""The demo's summary: the README's table is the published summary.json, its intervals are what evals/paired.py
+"""The demo's summary: the README's table is the published summary.json, its intervals are what evals/log_stats/paired.py
 computes from its own counts, and the picture is drawn from it. The slow half (the shipped code still
 produces these numbers) is tests/integration/test_demo_staleness.py."""
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from evals.paired import PairedTable, compare
+from evals.log_stats.paired import PairedTable, compare
 from scripts import demo, plot_demo  # scripts/ is a namespace package from the repository root
 from tests.helpers import REPO
 
@@ -200,7 +200,7 @@ def write_runs(tmp_path, summaries) -> list:
 
 def test_seeds_table_gives_each_numbers_mean_range_and_verdict_count(tmp_path):
     summaries = three_seeds()
-    assert verdicts(summaries) == [  # what the made-up tables give, by the intervals of evals/paired.py
+    assert verdicts(summaries) == [  # what the made-up tables give, by the intervals of evals/log_stats/paired.py
         ["better", "better", "no clear difference"],
         ["better", "no clear difference", "worse"],
         ["better", "better", "no clear difference"],

@@ -131,8 +131,8 @@ TRAIN_FROM_EVALS = {
     "train.artifacts.held_out": {"evals.checkpoint_eval", "evals.policy_model"},
     "train.artifacts.rollout_log": {"evals.chat", "evals.inspect_seams"},
     # the run guards read Inspect logs: held-out evals paired per problem, rollout logs re-judged (train/guards/)
-    "train.guards.best_checkpoint": {"evals.eval_pairs"},
-    "train.guards.reward_hacking": {"evals.eval_pairs", "evals.rollout_audit"},
+    "train.guards.best_checkpoint": {"evals.log_stats.eval_pairs"},
+    "train.guards.reward_hacking": {"evals.log_stats.eval_pairs", "evals.log_stats.rollout_audit"},
 }
 
 

@@ -10,7 +10,7 @@ So the names here are made ``verigrpo/<name>`` in every case, and
 
 works from any directory; so do ``verigrpo/unit_test_scorer`` and ``verigrpo/domain_scorer`` (``-S domain=<name>``: a
 domain that declares its judge as ``grade``, problems/domains.py). The metrics of a rollout log's training
-scores (``verigrpo/group_mean``, ``verigrpo/pass_at_G``: ``evals/group_metrics.py``) are registered here, so
+scores (``verigrpo/group_mean``, ``verigrpo/pass_at_G``: ``evals/log_stats/group_metrics.py``) are registered here, so
 ``inspect score`` and ``recompute_metrics`` find them by the names the log records. The ``bwrap`` sandbox provider is
 registered here too (Inspect matches sandbox names without the prefix: ``sandbox="bwrap"``), and so is
 the model provider ``verigrpo`` (``evals/checkpoint_model.py``): ``--model verigrpo/<run dir>`` evaluates
@@ -34,8 +34,8 @@ from inspect_ai.util import sandboxenv
 
 from evals.bwrap_sandbox import BwrapSandboxEnvironment
 from evals.code_scoring import CODE_METRICS, code_scorer
-from evals.group_metrics import group_mean_metric, pass_at_group_metric
 from evals.inspect_seams import registry_name
+from evals.log_stats.group_metrics import group_mean_metric, pass_at_group_metric
 from evals.math_scoring import MATH_METRICS, math_scorer
 
 NAMESPACE = "verigrpo"

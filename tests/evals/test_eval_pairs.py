@@ -1,10 +1,10 @@
-"""evals/eval_pairs.py: per-problem outcomes read back from real Inspect logs (mockllm evals of the math task)."""
+"""evals/log_stats/eval_pairs.py: per-problem outcomes read back from real Inspect logs (mockllm evals of the math task)."""
 
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log, write_eval_log
 
-from evals.eval_pairs import UnpairedLogs, compare_logs, outcomes
+from evals.log_stats.eval_pairs import UnpairedLogs, compare_logs, outcomes
 from evals.math_task import math_verified
 
 

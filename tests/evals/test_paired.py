@@ -1,11 +1,11 @@
-"""evals/paired.py: the paired difference, its interval and test, on tables checkable by hand or in print."""
+"""evals/log_stats/paired.py: the paired difference, its interval and test, on tables checkable by hand or in print."""
 
 import math
 import random
 
 import pytest
 
-from evals.paired import (
+from evals.log_stats.paired import (
     PairedTable,
     compare,
     compare_outcomes,

@@ -1,4 +1,4 @@
-"""The rollout audit (evals/rollout_audit.py, scripts/audit_rollouts.py): re-judge a run's rollout logs with a
+"""The rollout audit (evals/log_stats/rollout_audit.py, scripts/audit_rollouts.py): re-judge a run's rollout logs with a
 scorer, count what training paid that the scorer rejects, survive torn logs, and re-score with ``inspect score``."""
 
 import subprocess
@@ -7,7 +7,7 @@ import sys
 import pytest
 from inspect_ai.log import read_eval_log
 
-from evals.rollout_audit import audit_logs
+from evals.log_stats.rollout_audit import audit_logs
 from tests.helpers import REPO
 from tests.helpers.rollouts import COMPLETIONS, FORMAT, PAID, G, batch, rescore_with_cli, tear
 from train.artifacts.rollout_log import RolloutRecorder
@@ -103,7 +103,7 @@ def test_audit_skips_a_torn_log_and_counts_it(torn_run):
 
 
 def test_audit_of_only_torn_logs_is_unusable_input(run_dir):
-    from evals.rollout_audit import AuditInputError
+    from evals.log_stats.rollout_audit import AuditInputError
 
     logs = sorted((run_dir / "rollouts").glob("*.eval"))
     for log in logs:
@@ -113,7 +113,7 @@ def test_audit_of_only_torn_logs_is_unusable_input(run_dir):
 
 
 def test_audit_window_must_be_positive(run_dir):
-    from evals.rollout_audit import AuditInputError
+    from evals.log_stats.rollout_audit import AuditInputError
 
     with pytest.raises(AuditInputError, match=r"window must be >= 1 step, got 0"):
         audit_logs(sorted((run_dir / "rollouts").glob("*.eval")), window=0)
@@ -137,7 +137,7 @@ def test_audit_cli_exit_codes_torn_log_and_window(torn_run):
 
 
 def test_audit_plot_shows_both_lines_when_equal_and_integer_steps(run_dir):
-    from evals.rollout_audit import figure
+    from evals.log_stats.rollout_audit import figure
 
     audit = audit_logs(sorted((run_dir / "rollouts").glob("*.eval")), window=1)
     assert audit.total.paid_rejected == 0 and audit.total.unpaid_accepted == 0  # both lines at 0

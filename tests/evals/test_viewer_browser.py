@@ -2,7 +2,7 @@
 
 On screen, not in the JSON: the list tells samples apart by their problem and names the run, steps and
 policy; a sample shows the prompt, the completion, the extracted answer and the verifier's explanation
-of each reward; nothing renders "NaN". Needs the system Chromium and PyPI's playwright (evals/view_check.py):
+of each reward; nothing renders "NaN". Needs the system Chromium and PyPI's playwright (tests/helpers/view_check.py):
 skipped where they are missing, a failure in CI (VERIGRPO_REQUIRE_BROWSER=1, set by .ci/run).
 """
 
@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from evals import view_check
-from evals.view_check import Screen, check_rollout_log, open_log, open_sample, open_tab, shows, wait_for_text
 from rewards import ANSWER_INSTRUCTION, build_code_messages, code_tests
-from tests.helpers import REPO
+from tests.helpers import REPO, view_check
 from tests.helpers.rollouts import PROBLEMS, graded_batch, write_run
+from tests.helpers.view_check import Screen, check_rollout_log, open_log, open_sample, open_tab, shows, wait_for_text
 
 INSTRUCTION_START = ANSWER_INSTRUCTION.split(".")[0]  # "Solve the problem step by step"
 # screenshots of every step, to look at: VERIGRPO_SCREENSHOT_DIR=/tmp/shots pytest tests/evals/test_viewer_browser.py

@@ -76,7 +76,7 @@ def test_the_run_measures_what_was_published(published, fresh):
 
 
 def test_eval_accuracies_match_the_readme(published, fresh):
-    from evals.paired import wilson_interval
+    from evals.log_stats.paired import wilson_interval
 
     for key, label, _, _ in demo.EVALS:
         now, then = fresh["evals"][key], published["evals"][key]

@@ -74,7 +74,7 @@ def test_a_toy_domain_is_seen_by_sources_rewards_data_audit_and_plot(toy_domain)
     rows = to_dataset(problems, num_shots=0)
     assert rows[0]["answer"] == "A" and rows[0]["prompt"][0]["content"].startswith("Which letter")
 
-    from evals.rollout_audit import training_score
+    from evals.log_stats.rollout_audit import training_score
 
     log = SimpleNamespace(samples=[SimpleNamespace(scores={"train_choice_match": None})], location="toy.eval")
     assert training_score(log) == "train_choice_match"

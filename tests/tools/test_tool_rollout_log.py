@@ -6,7 +6,7 @@ from inspect_ai.event import ModelEvent, ToolEvent
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 
-from evals.rollout_audit import audit_logs
+from evals.log_stats.rollout_audit import audit_logs
 from tests.helpers.tool_rollouts import tool_batch
 from train.artifacts.rollout_log import RolloutRecorder
 

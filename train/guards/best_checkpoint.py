@@ -46,7 +46,7 @@ def score_key(headline: str) -> str:
 
 def paired_against_step0(run_dir: Path, step: int, scorer: str, key: str) -> dict:
     """The held-out eval at ``step`` against step 0's, paired per problem (graded 1.0 counts as correct)."""
-    from evals.eval_pairs import compare_logs
+    from evals.log_stats.eval_pairs import compare_logs
 
     logs = run_dir / "evals"
     return compare_logs(logs / LOG_NAME.format(step=0), logs / LOG_NAME.format(step=step), scorer, key).to_dict()

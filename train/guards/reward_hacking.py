@@ -146,7 +146,7 @@ class RewardHackingAlarm(TrainerCallback):
         return control
 
     def _paired(self, first: int, last: int) -> dict:
-        from evals.eval_pairs import compare_logs
+        from evals.log_stats.eval_pairs import compare_logs
 
         logs = self.run_dir / "evals"
         before, after = logs / LOG_NAME.format(step=first), logs / LOG_NAME.format(step=last)
@@ -161,7 +161,7 @@ class RewardHackingAlarm(TrainerCallback):
         new = sorted(p for p in (self.run_dir / "rollouts").glob("*.eval") if str(p) not in self.audited)
         if not new:
             return control
-        from evals.rollout_audit import audit_logs
+        from evals.log_stats.rollout_audit import audit_logs
 
         start = time.perf_counter()
         audit = audit_logs(new, window=max(1, state.global_step))

@@ -12,7 +12,7 @@ from inspect_ai.log import read_eval_log, recompute_metrics, resolve_sample_atta
 
 import rewards
 from evals.inspect_seams import EvalMetricDefinition
-from evals.rollout_audit import audit_logs, load_scorer
+from evals.log_stats.rollout_audit import audit_logs, load_scorer
 from rewards import ANSWER_INSTRUCTION, build_messages, grade
 from rewards.reward_log import whys_from_columns
 from tests.helpers import REPO

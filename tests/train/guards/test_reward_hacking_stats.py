@@ -3,7 +3,7 @@ run trained with a lenient reward: tests/integration/test_reward_hacking_alarm.p
 
 import pytest
 
-from evals.paired import PairedTable, compare
+from evals.log_stats.paired import PairedTable, compare
 from train.guards.reward_hacking import divergence_evidence, diverges, paid_rejected_grows, reward_rise
 
 RISING = [0.1, 0.15, 0.12, 0.2, 0.5, 0.6, 0.55, 0.65]  # per-step training reward: clearly higher later

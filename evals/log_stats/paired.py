@@ -25,7 +25,7 @@ between paired binomial proportions", Stat. Med. 2013; and their book, 2017, ch.
   conditional test is known to be conservative; mid-p keeps close to the nominal level.
 
 Pure stdlib (math, statistics): importable anywhere, including a training loop's own eval.
-Reading the per-problem outcomes out of Inspect logs is ``evals.eval_pairs``.
+Reading the per-problem outcomes out of Inspect logs is ``evals.log_stats.eval_pairs``.
 """
 
 from __future__ import annotations

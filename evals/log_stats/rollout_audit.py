@@ -20,7 +20,7 @@ from inspect_ai import score as inspect_score
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import Scorer
 
-from evals.score_diff import grade_of
+from evals.log_stats.grade_changes import grade_of
 from problems.domains import audited_scores
 from records.rollout_format import ROLLOUT_MODEL, STEP_KEY
 

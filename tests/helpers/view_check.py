@@ -4,8 +4,8 @@ Used by tests/evals/test_viewer_browser.py (what the viewer shows for rollout an
 scripts/screenshot_rollouts.py (the README's picture of a rollout sample): both run
 ``check_rollout_log``, so the picture comes from the code path the test checks. The browser is the system's Chromium (``apt-get install chromium``,
 scripts/install_system_deps.sh) launched through PyPI's ``playwright`` (the ``dev`` extra) with
-``executable_path``: Playwright's own browser download is never used. Nothing here is imported by
-training or the evals; playwright is imported only when a page is opened.
+``executable_path``: Playwright's own browser download is never used. Test tooling: nothing in the packages imports
+it; playwright is imported only when a page is opened.
 """
 
 from __future__ import annotations

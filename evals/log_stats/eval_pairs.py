@@ -1,6 +1,6 @@
-"""Per-problem outcomes out of Inspect eval logs, paired across two evals (``evals.paired`` does the statistics).
+"""Per-problem outcomes out of Inspect eval logs, paired across two evals (``paired``, beside it, does the statistics).
 
-    from evals.eval_pairs import compare_logs
+    from evals.log_stats.eval_pairs import compare_logs
     result = compare_logs("logs/base.eval", "logs/trained.eval")   # after - before, with its 95% interval
 
 Each side's outcome is the score the task's scorer recorded (``math_verifier``'s ``correct`` key, read
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from inspect_ai.log import EvalLog, read_eval_log
 
-from evals.paired import CONFIDENCE, PairedDifference, compare_outcomes
-from evals.score_diff import grade_of
+from evals.log_stats.grade_changes import grade_of
+from evals.log_stats.paired import CONFIDENCE, PairedDifference, compare_outcomes
 
 SCORER = "math_verifier"
 KEY = "correct"
@@ -79,7 +79,7 @@ def compare_logs(
     key: str = KEY,
     confidence: float = CONFIDENCE,
 ) -> PairedDifference:
-    """after - before on the problems both logs graded, with ``evals.paired``'s interval and test.
+    """after - before on the problems both logs graded, with ``evals.log_stats.paired``'s interval and test.
 
     Problems left unscored in either log (an unreadable reference) are left out of both sides, as
     Inspect's accuracy leaves them out.
