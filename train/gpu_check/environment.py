@@ -12,6 +12,8 @@ import platform
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 
+from train.config import nvidia_driver
+from train.config.device_capability import DeviceCapabilityError, capability_floor, check_torch_runs_on_device
 from train.config.nvidia_driver import driver_seen, why_torch_sees_no_gpu
 from train.config.vllm_install import bnb_registration_problem, installed_vllm
 from train.vllm_seams import quantization_methods, vllm_platform
@@ -95,17 +97,13 @@ def _gpu() -> tuple[str, float]:
 
 
 def _torch_cuda() -> str | None:
-    from train.config.nvidia_driver import torch_build
-
-    return torch_build()[1]
+    return nvidia_driver.torch_build()[1]  # through the module: tests stand in for torch's build
 
 
 def _unusable_gpu(gpu: bool, seen) -> tuple[str, str] | None:
     """Why a GPU that is there cannot run this torch (see ``Environment.gpu_problem``)."""
     if not gpu:
         return why_torch_sees_no_gpu(seen)
-    from train.config.device_capability import DeviceCapabilityError, capability_floor, check_torch_runs_on_device
-
     try:
         check_torch_runs_on_device()
     except DeviceCapabilityError as exc:

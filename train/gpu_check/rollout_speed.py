@@ -11,6 +11,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from cpu.bnb_cpu import keep_training_kernel
+from problems.math_data import load_problems
+from rewards import build_messages
+
 
 def build_policy(model_args):
     """The config's base (4-bit when it says so) plus one LoRA adapter with non-zero weights, in eval mode."""
@@ -18,8 +22,6 @@ def build_policy(model_args):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import get_quantization_config
-
-    from cpu.bnb_cpu import keep_training_kernel
 
     dtype = getattr(torch, model_args.dtype) if model_args.dtype not in (None, "auto") else "auto"
     model = AutoModelForCausalLM.from_pretrained(
@@ -44,9 +46,6 @@ def build_policy(model_args):
 
 def arithmetic_prompt_ids(tokenizer, count: int) -> list[list[int]]:
     """``count`` chat prompts of the arithmetic task, as token ids."""
-    from problems.math_data import load_problems
-    from rewards import build_messages
-
     problems = load_problems("arithmetic", split="train", limit=count, seed=0)
     return chat_prompt_ids(tokenizer, [build_messages(p.question, 1) for p in problems])
 

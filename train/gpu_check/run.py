@@ -18,13 +18,30 @@ stale adapter must differ from the policy); speed and memory do not depend on it
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
 import time
 from pathlib import Path
 
-from train.gpu_check.verdicts import FAIL, Row
+from train import grpo
+from train.config import ConfigError, machine_checks, parse_config
+from train.engines.choice import rollout_engine
+from train.gpu_check import memory, on_policy, report, rollout_speed
+from train.gpu_check.environment import probe
+from train.gpu_check.verdicts import (
+    FAIL,
+    MemoryInputs,
+    Row,
+    Wants,
+    environment_row,
+    memory_row,
+    not_run,
+    on_policy_row,
+    speed_row,
+    steps_row,
+)
 from train.vllm_seams import cache_config
 
 CHECK_LEARNING_RATE = 1e-3
@@ -81,15 +98,9 @@ def _given(overrides: list[str], key: str) -> bool:
 
 def check(opts: argparse.Namespace, overrides: list[str], out: Path) -> tuple[list[Row], dict]:
     """Run the checks; (rows in CHECKS order, everything else for the JSON). ConfigError on a bad config."""
-    from train.config.machine_checks import cuda_available
-    from train.engines.choice import rollout_engine
-    from train.gpu_check import memory
-    from train.gpu_check.environment import probe
-    from train.gpu_check.verdicts import MemoryInputs, Wants, environment_row, memory_row, not_run
-
     argv = ["--config", opts.config, *overrides, "--max_steps", str(opts.steps), "--output_dir", str(out / "run")]
     argv += ["--save_strategy", "no", "--log_rollouts", "false", "--logging_steps", "1"]
-    cuda = cuda_available()
+    cuda = machine_checks.cuda_available()
     (script_args, training_args, model_args), gpu_recipe = parse_on_this_machine(argv, cuda)
     config_lr = training_args.learning_rate
     if not _given(overrides, "--learning_rate"):
@@ -131,8 +142,6 @@ def parse_on_this_machine(argv: list[str], cuda: bool):
     CPU variant (``--bf16 false --use_cpu true``), so that the environment row can say what this
     machine lacks, in the table, rather than the run ending on the parser's error.
     """
-    from train.config import ConfigError, parse_config
-
     try:
         parsed = parse_config(argv)
         return parsed, not parsed[1].use_cpu
@@ -151,21 +160,16 @@ def _fill(rows: dict[str, Row], not_run, reason: str) -> list[Row]:
 
 
 def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts, extra, config_lr) -> dict[str, Row]:
-    import dataclasses
-
-    from train.config import ConfigError
-    from train.gpu_check.memory import PeakMeter
+    # lazy: timing imports transformers (~5 s; 44 s under load): scripts/check_gpu.py --help must not
     from train.gpu_check.timing import StepClock, StepTimes, time_rollouts
-    from train.gpu_check.verdicts import memory_row, steps_row
-    from train.grpo import build_trainer
 
     rows: dict[str, Row] = {}
-    meter = PeakMeter(gpu)
+    meter = memory.PeakMeter(gpu)
     meter.start()
     log("building the trainer (train/grpo.py build_trainer) and its vLLM engine")
     start = time.perf_counter()
     try:
-        trainer, _, _ = build_trainer(script_args, training_args, model_args)
+        trainer, _, _ = grpo.build_trainer(script_args, training_args, model_args)
     except ConfigError as exc:  # train/grpo.py's own pre-flight refused it: its message says what to change
         meter.stop()
         rows["GRPO steps"] = Row("GRPO steps", "-", FAIL, "train/grpo.py refuses this config before loading", str(exc))
@@ -225,9 +229,6 @@ def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts
 
 def _after_training(rows, trainer, engine, training_args, model_args, gpu, opts) -> None:
     """The on-policy row, then the rollout-speed row, on the trained policy (each added to ``rows`` as it is made)."""
-    from train.gpu_check import on_policy, rollout_speed
-    from train.gpu_check.verdicts import on_policy_row, speed_row
-
     log("on-policy check (scores one completion with the policy, the stale adapter and the synced one)")
     grad_norm = next((float(e["grad_norm"]) for e in reversed(trainer.state.log_history) if "grad_norm" in e), None)
     rows["on-policy"] = on_policy_row(on_policy.measure(trainer, engine, model_args), grad_norm)
@@ -267,9 +268,6 @@ def vllm_pool(engine) -> dict:
 
 
 def cli(argv: list[str] | None = None) -> int:
-    from train.config import ConfigError
-    from train.gpu_check import report
-
     opts, overrides = parse_args(argv)
     out = Path(opts.out or Path("runs") / "gpu-check" / Path(opts.config).stem)
     cap = f", cap {opts.memory_cap:g} GiB" if opts.memory_cap is not None else ""
