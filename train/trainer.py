@@ -23,7 +23,7 @@ from train.artifacts.held_out import HeldOutEval, evaluate_held_out, policy_for_
 from train.artifacts.rollout_log import RolloutRecorder, rollouts_from_batch
 from train.engines.base import AdapterEngine
 from train.tools import tool_metrics
-from train.trl_seams import SeamedGRPOTrainer, generation_class
+from train.trl_seams import SeamedGRPOTrainer, generation_class, lm_head_on_labelled_positions
 
 
 class RecordingGRPOTrainer(SeamedGRPOTrainer):
@@ -169,6 +169,12 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
             self.replay_recorder.add(self.state.global_step + 1, inputs, num_items_in_batch)
         with self.computing_loss():
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    def training_step(self, model, inputs, num_items_in_batch):
+        """TRL's step (the batch's logprobs, the loss and its backward) with TRL's fused LM head projecting only the
+        completion positions on CPU too, as on CUDA: the same numbers (train/trl_seams.py)."""
+        with lm_head_on_labelled_positions():
+            return super().training_step(model, inputs, num_items_in_batch)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         """TRL's log, plus the run guards' metrics of the step (train/guards/)."""

@@ -192,3 +192,45 @@ def generate_and_score(trainer, inputs) -> dict:
     from trl import GRPOTrainer
 
     return GRPOTrainer._generate_and_score_completions(trainer, inputs)
+
+
+@contextmanager
+def lm_head_on_labelled_positions():
+    """While the block runs, TRL's fused LM head (``trl.trainer.utils.add_fused_lm_head``) projects only the positions
+    that have a label on CPU too, as it does on CUDA: the same per-token logprobs, entropies and gradients (each kept
+    position's row is computed by the same kernel; tests/cpu/test_lm_head_on_labelled_positions.py checks them bit for
+    bit on the real model), without projecting every prompt position onto the vocabulary in the forward, the
+    backward's recomputation and the input gradient (0.70x a CPU loss forward + backward, docs/benchmarks.md).
+
+    TRL decides with the module-level name ``trl.trainer.utils._use_triton(device)`` (``compact = ...`` in its fused
+    forward: on devices without Triton it scores every position, to keep tile shapes fixed for compilers, which eager
+    CPU does not need). This swaps that one name for one that is also true on CPU, and restores it on exit; the
+    backward needs no swap (the compaction is plain autograd indexing). Other devices are left as TRL decides."""
+    from trl.kernels.chunked_logprob import _use_triton
+    from trl.trainer import utils
+
+    original = getattr(utils, "_use_triton", None)
+    if getattr(original, "verigrpo_seam", False):  # already inside the block
+        yield
+        return
+    if original is not _use_triton or not _reads_use_triton(utils.add_fused_lm_head):
+        raise RuntimeError(
+            "trl.trainer.utils no longer decides the fused LM head's compaction with _use_triton(device): this TRL "
+            f"version scores positions differently; train/trl_seams.py (read in trl {TRL_VERSION}) needs updating."
+        )
+
+    def use_compact(device) -> bool:
+        return original(device) or device.type == "cpu"
+
+    use_compact.verigrpo_seam = True
+    utils._use_triton = use_compact
+    try:
+        yield
+    finally:
+        utils._use_triton = original
+
+
+def _reads_use_triton(add_fused_lm_head) -> bool:
+    """Whether the fused forward TRL's ``add_fused_lm_head`` defines (a closure inside it) reads ``_use_triton``."""
+    inner = [const for const in add_fused_lm_head.__code__.co_consts if hasattr(const, "co_names")]
+    return any("_use_triton" in code.co_names for code in inner)
