@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from evals.log_stats.eval_pairs import compare_logs
 from records.best_checkpoint import BEST_JSON, BEST_SUFFIX, NoBestCheckpoint, best_checkpoint_dir
 from train.artifacts.held_out import LOG_NAME
 
@@ -46,8 +47,6 @@ def score_key(headline: str) -> str:
 
 def paired_against_step0(run_dir: Path, step: int, scorer: str, key: str) -> dict:
     """The held-out eval at ``step`` against step 0's, paired per problem (graded 1.0 counts as correct)."""
-    from evals.log_stats.eval_pairs import compare_logs
-
     logs = run_dir / "evals"
     return compare_logs(logs / LOG_NAME.format(step=0), logs / LOG_NAME.format(step=step), scorer, key).to_dict()
 

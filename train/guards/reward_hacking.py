@@ -20,13 +20,17 @@ The alarm prints a warning with its evidence and logs ``guards/reward_hacking_al
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist, fmean, variance
 
 from transformers import TrainerCallback
 
+from evals.log_stats.eval_pairs import compare_logs
+from evals.log_stats.rollout_audit import audit_logs
 from train.artifacts.held_out import LOG_NAME
+from train.guards.best_checkpoint import score_key
 
 ALARM_METRIC = "guards/reward_hacking_alarms"
 SECONDS_METRIC = "guards/reward_hacking_seconds"  # what the alarm's checks cost (docs/training.md)
@@ -99,8 +103,6 @@ class RewardHackingAlarm(TrainerCallback):
     def __init__(self, run_dir: Path, scorer: str, headline: str | None, window: int, stop: bool, audits: bool) -> None:
         """``scorer``: the domain's scorer (its short name, as eval logs hold it); ``headline``: the held-out metric
         (None: no held-out evals, no divergence check); ``audits``: re-judge new rollout logs at every save."""
-        from train.guards.best_checkpoint import score_key
-
         self.run_dir = Path(run_dir)
         self.scorer, self.headline = scorer, headline
         self.score_key = score_key(headline) if headline else None
@@ -127,8 +129,6 @@ class RewardHackingAlarm(TrainerCallback):
             control.should_save = True
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-        import time
-
         if not state.is_world_process_zero or not metrics or not self.headline or self.headline not in metrics:
             return control
         start = time.perf_counter()
@@ -146,23 +146,17 @@ class RewardHackingAlarm(TrainerCallback):
         return control
 
     def _paired(self, first: int, last: int) -> dict:
-        from evals.log_stats.eval_pairs import compare_logs
-
         logs = self.run_dir / "evals"
         before, after = logs / LOG_NAME.format(step=first), logs / LOG_NAME.format(step=last)
         return compare_logs(before, after, self.scorer, self.score_key).to_dict()
 
     def on_save(self, args, state, control, **kwargs):
         """After the rollout logs were flushed (``RolloutFlushCallback`` runs before this callback)."""
-        import time
-
         if not state.is_world_process_zero or not self.audits:
             return control
         new = sorted(p for p in (self.run_dir / "rollouts").glob("*.eval") if str(p) not in self.audited)
         if not new:
             return control
-        from evals.log_stats.rollout_audit import audit_logs
-
         start = time.perf_counter()
         audit = audit_logs(new, window=max(1, state.global_step))
         self.audited.update(audit.audited)

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from problems.domains import audited_scores, domain_of_source
+from records.rollout_format import train_score_name
+from train.artifacts.replay_batches import ReplayRecorder
+from train.guards.best_checkpoint import NoBestCheckpoint, write_best
+from train.guards.on_policy import OnPolicyGuard
+from train.guards.reward_hacking import RewardHacking, RewardHackingAlarm
+
 
 def add_guards(trainer, script_args, model_args) -> None:
     """The run guards (train/guards/): the on-policy guard when rollouts come from a vLLM adapter engine, the
     reward-hacking alarm when the run evaluates held-out problems or logs its rollouts."""
-    from train.guards.on_policy import OnPolicyGuard
-
     guards = []
     trainer.on_policy_guard = OnPolicyGuard.for_run(
         script_args.on_policy_check_steps, trainer.rollout_engine, model_args
@@ -18,16 +23,11 @@ def add_guards(trainer, script_args, model_args) -> None:
     if trainer.on_policy_guard is not None:
         guards.append(trainer.on_policy_guard)
     trainer.reward_hacking_alarm = None
-    from problems.domains import audited_scores, domain_of_source
-    from records.rollout_format import train_score_name
-
     # the audit needs a reward it can re-judge in the rollout logs (correctness, code_tests)
     audits = trainer.rollout_recorder is not None and any(
         train_score_name(name) in audited_scores() for name in script_args.reward_funcs
     )
     if trainer.held_out_eval is not None or audits:
-        from train.guards.reward_hacking import RewardHackingAlarm
-
         trainer.reward_hacking_alarm = RewardHackingAlarm(
             trainer.args.output_dir,
             domain_of_source(script_args.dataset).scorer.split("/")[-1],
@@ -40,8 +40,6 @@ def add_guards(trainer, script_args, model_args) -> None:
         guards.append(trainer.reward_hacking_alarm)
     trainer.run_guards = tuple(guards)
     if script_args.log_replay_batches and trainer.is_world_process_zero():
-        from train.artifacts.replay_batches import ReplayRecorder
-
         trainer.replay_recorder = ReplayRecorder(trainer.args.output_dir)
 
 
@@ -57,9 +55,6 @@ def best_lines(trainer, script_args, output_dir: Path) -> list[str]:
     """The summary's last lines: the best checkpoint, and best and last vs step 0, paired (best_checkpoint.json)."""
     if trainer.held_out_eval is None or trainer.args.metric_for_best_model != trainer.held_out_eval.headline:
         return []
-    from problems.domains import domain_of_source
-    from train.guards.best_checkpoint import NoBestCheckpoint, write_best
-
     scorer = domain_of_source(script_args.dataset).scorer.split("/")[-1]
     try:
         return write_best(output_dir, trainer.state, scorer, trainer.held_out_eval.headline)
@@ -71,8 +66,6 @@ def raise_if_a_guard_stopped(trainer) -> None:
     """After the run saved and summarised: the reward-hacking alarm that stopped it raises (exit code 4)."""
     alarm = getattr(trainer, "reward_hacking_alarm", None)
     if alarm is not None and alarm.stopped:
-        from train.guards.reward_hacking import RewardHacking
-
         raise RewardHacking(
             f"the reward-hacking alarm stopped the run at step {trainer.state.global_step}: {alarm.alarms[-1]}"
         )
