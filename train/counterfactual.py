@@ -153,6 +153,7 @@ def score(trainer, rows: list[dict], batch: dict, reward_funcs: list, names: lis
     """TRL's scoring of the recorded completions (``_generate_and_score_completions`` with the sampler replaced by
     the recorded ids) with ``reward_funcs`` (named ``names``) in place of the trainer's. Raises ReplayError when TRL's prompt
     tokens differ from the recorded ones."""
+    # lazy: trl_seams imports TRL + torch (~10 s); `python -m train.replay --help` prints without them
     from train.trl_seams import generate_and_score
 
     prompt_ids = batch["prompt_ids"]

@@ -36,8 +36,14 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from records.run_manifest import read_run_manifest
+from train import counterfactual as cf
+from train.artifacts.curve import load_history
 from train.artifacts.replay_batches import BATCH_NAME, REPLAY_DIR
+from train.config import ScriptArguments
+from train.config.arguments import grpo_config_class
 from train.counterfactual import ReplayError
+from train.grpo import build_trainer
 
 
 def run_config(run_dir: Path, checkpoint: Path):
@@ -45,10 +51,6 @@ def run_config(run_dir: Path, checkpoint: Path):
     and run.json's script and model sections."""
     import torch
     from trl import ModelConfig
-
-    from records.run_manifest import read_run_manifest
-    from train.config import ScriptArguments
-    from train.config.arguments import grpo_config_class
 
     grpo_config_class()  # defines the GRPOConfig class training_args.bin was pickled as
 
@@ -68,8 +70,6 @@ def run_config(run_dir: Path, checkpoint: Path):
 
 def logged_step(run_dir: Path, step: int) -> dict:
     """The log-history entry of ``step`` (loss, grad_norm)."""
-    from train.artifacts.curve import load_history
-
     entries = [e for e in load_history(run_dir) if e.get("step") == step and "loss" in e]
     if not entries:
         raise ReplayError(f"{run_dir}: step {step} logged no loss (logging_steps must be 1 to compare every step)")
@@ -146,8 +146,6 @@ def step_loss(trainer, entries: list[dict], keep_gradients: bool = False) -> dic
 def counterfactual_step(trainer, run_dir: Path, step: int, entries: list[dict], script_args) -> dict:
     """The step re-scored with the reward functions as they are now (train/counterfactual.py): the rewards and
     advantages that change, and the loss and gradient norm with the new advantages."""
-    from train import counterfactual as cf
-
     args = trainer.args
     if args.num_iterations != 1 or args.steps_per_generation != args.gradient_accumulation_steps:
         raise ReplayError(
@@ -192,8 +190,6 @@ def replay(run_dir: Path, step: int, counterfactual: bool = False) -> dict:
     start, checkpoint = start_of(run_dir, step)
     paths = [batch_path(run_dir, n) for n in range(start + 1, step + 1)]  # every step to re-run, then step N
     script_args, training_args, model_args = run_config(run_dir, checkpoint or any_checkpoint(run_dir))
-    from train.grpo import build_trainer
-
     use_vllm = training_args.use_vllm
     with tempfile.TemporaryDirectory(prefix="verigrpo-replay-") as scratch:
         training_args.output_dir = scratch  # nothing of the replay lands in the run
