@@ -9,18 +9,13 @@ providers, and the tools that re-score and audit logs.
 - ``code_scoring``: one Score from a code Verdict (fraction + passed_all), tamper markers in metadata
 - ``domain_task``: ``@task domain_verified`` and the ``verigrpo/domain_scorer`` body: any domain that declares its
   judge as ``grade`` (problems/domains.py), evaluated with no Inspect code of its own
-- ``python_tool``: the ``python`` tool for Inspect tasks in the bwrap sandbox: the same tool training calls
-  (problems/python_tool.py), so results read alike in both
 - ``chat``: ``chat_messages``: ``{"role", "content"}`` dicts as Inspect messages (the one role table)
-- ``bwrap_sandbox``: the Inspect sandbox provider ``bwrap`` (exec / read_file / write_file, all inside bwrap)
 - ``checkpoint_model``: the model provider ``verigrpo/<run dir>``: a checkpoint loaded as its run.json says it
   trained
 - ``checkpoint_eval``: a checkpoint scored as trained: the printed ``inspect eval`` command and the same eval in process
   (one batch per eval)
 - ``policy_model``: the model provider ``verigrpo-policy``: a model object in memory (the policy a training run's
   held-out evals score), greedy, in batches fixed before the eval starts
-- ``tool_turns``: a tool-trained policy's turns as training feeds them (TRL's schema, ids, parser, rounds and
-  budget), shared by ``policy_model`` and ``checkpoint_model``
 - ``model_info``: registers our providers' model info with Inspect, so its model-info lookup never builds (and loads)
   a provider a second time
 - ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``registry_alias``, ``EvalScorer``,
@@ -28,6 +23,8 @@ providers, and the tools that re-score and audit logs.
 - ``log_stats/``: statistics over eval and rollout logs: the paired difference of two evals (``paired``,
   ``eval_pairs``), grade changes between two scorers (``grade_changes``), a rollout log's group metrics
   (``group_metrics``), the rollout audit (``rollout_audit``)
+- the ``python`` tool (its Inspect tool, the ``bwrap`` sandbox provider, a tool-trained policy's turns) is
+  ``python_tool/``, below this package
 - ``inspect_plugin/``: installed as the package ``verigrpo``: Inspect's entry point, where every name is registered
   once: the scorers ``verigrpo/math_verifier`` and ``verigrpo/unit_test_scorer``, the metrics ``verigrpo/group_mean``
   and ``verigrpo/pass_at_G``, the sandbox provider ``verigrpo/bwrap``, the model providers ``verigrpo`` and

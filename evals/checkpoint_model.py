@@ -26,7 +26,7 @@ with it every greedy token) does not depend on timing.
 A run trained with tools (run.json: ``tools: [python]``) evaluated on a task that offers the tool
 (``-T tools=true``, with the run's ``tool_*`` limits) is answered as training's tool loop generates:
 the run's tool template, the training tool's schema, TRL's ids and parser, its rounds and completion
-budget (``evals/tool_turns.py``, through the provider the held-out evals use, ``evals/policy_model.py``;
+budget (``python_tool/turns.py``, through the provider the held-out evals use, ``evals/policy_model.py``;
 each conversation alone, greedy: ``-M do_sample=false`` is required). Inspect's ``hf`` provider would
 render the tool from Inspect's ``ToolInfo`` and parse calls with its own handler.
 """
@@ -227,8 +227,8 @@ def _tool_api(run_dir: Path, model, tokenizer, model_name: str):
     """For a run trained with tools (run.json), the held-out evals' provider over this model: it renders, parses and
     limits tool turns as training did. None for a run without tools."""
     from evals.policy_model import PolicyAPI
-    from evals.tool_turns import ToolSetting
-    from train.tools import tool_config
+    from python_tool.trl_environment import tool_config
+    from python_tool.turns import ToolSetting
 
     config = read_run(run_dir)["config"]
     values = tool_config({**config.get("script", {}), **config.get("training", {})})

@@ -16,10 +16,10 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig
 from inspect_ai.solver import generate, use_tools
 
 from evals.code_scoring import CODE_HEADLINE
-from evals.python_tool import python_tool
 from evals.verify import unit_test_scorer
 from problems.code_data import CodeProblem, load_code_problems
-from problems.python_tool import ToolLimits
+from python_tool.inspect_tool import python_tool
+from python_tool.session import ToolLimits
 from rewards import verifier_id
 
 DEFAULT_MAX_TOKENS = 1024
@@ -42,9 +42,9 @@ def code_verified(
     path: str | None = None, limit: int | None = None, max_tokens: int = DEFAULT_MAX_TOKENS, tools: bool = False
 ) -> Task:
     """The bundled code problems (or ``path``), unit-test-scored; ``tools=true`` lets the model run Python
-    in the ``bwrap`` sandbox before answering, with the training tool (``problems/python_tool.py``)."""
+    in the ``bwrap`` sandbox before answering, with the training tool (``python_tool/session.py``)."""
     samples = [record_to_sample(problem) for problem in load_code_problems(path, limit)]
-    limits = ToolLimits(timeout_s=TOOL_TIMEOUT_S)  # the training tool (problems/python_tool.py), longer per call
+    limits = ToolLimits(timeout_s=TOOL_TIMEOUT_S)  # the training tool (python_tool/session.py), longer per call
     solver = [use_tools(python_tool(limits)), generate()] if tools else [generate()]
     return Task(
         dataset=MemoryDataset(samples, name="code_problems" if path is None else path),

@@ -8,14 +8,13 @@ Written against inspect-ai 0.3.285 (pinned in pyproject.toml). What checks each:
   tests/train/artifacts/test_rollout_log.py, which reads the written rollout logs back with ``inspect_ai.log.read_eval_log``.
 * ``hf_model_api()`` (the ``hf/`` provider's class, which ``evals/checkpoint_model.py`` subclasses):
   tests/evals/test_checkpoint_model.py loads a checkpoint through ``--model verigrpo/<run dir>``.
-* ``sample_state()`` (the running sample's ``TaskState``): a tool-trained policy's provider reads the task's tool
-  objects from it to check their limits against the run's (``evals/tool_turns.py``): tests/tools/test_tool_eval_parity.py.
 * ``resolve_declared_headline`` (which score and metric a task's ``headline_metric`` names; tests only):
   tests/evals/test_math_evals.py and tests/evals/test_code_evals.py.
 * ``_registry`` / ``registry_key`` (the registry's dict and its keys): ``registry_alias`` makes a second key for one
   registered object, which Inspect's ``FILE@name`` resolution needs (``evals/verify.py``):
   tests/evals/test_scorer_names.py resolves every scorer name through Inspect and runs ``inspect score`` by file path.
 
+``sample_state()``, which the python tool's eval turns need, is in ``python_tool/seams.py`` (below ``evals``).
 Public Inspect API is used everywhere else (``inspect_ai.util.registry_create`` included).
 """
 
@@ -23,7 +22,6 @@ from inspect_ai._util import registry as _inspect_registry
 from inspect_ai._util.registry import registry_name
 from inspect_ai.log._headline import _resolve_declared as resolve_declared_headline
 from inspect_ai.log._log import EvalMetricDefinition, EvalScorer
-from inspect_ai.solver._task_state import sample_state
 
 __all__ = [
     "EvalMetricDefinition",
@@ -32,7 +30,6 @@ __all__ = [
     "registry_alias",
     "registry_name",
     "resolve_declared_headline",
-    "sample_state",
 ]
 
 

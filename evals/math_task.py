@@ -18,10 +18,10 @@ from inspect_ai.solver import generate, use_tools
 
 from evals.chat import chat_messages
 from evals.math_scoring import HEADLINE
-from evals.python_tool import python_tool
 from evals.verify import math_verifier
 from problems.math_data import ARITHMETIC_DEFAULTS, FILE_SOURCES, MathProblem, default_split, load_problems
-from problems.python_tool import ToolLimits
+from python_tool.inspect_tool import python_tool
+from python_tool.session import ToolLimits
 from rewards import build_messages, verifier_id
 
 DEFAULT_DATASET = "arithmetic"
@@ -72,7 +72,7 @@ def math_verified(
     and ``operations``/``min_value``/``max_value``/``steps`` shape them. ``think`` is the answer-extraction
     setting (``-T think=after_last_close`` for reasoning models: only text after the last ``</think>``
     is graded); use the one the checkpoint was trained with (its run.json records it). ``tools=true`` offers
-    the training ``python`` tool (``problems/python_tool.py``, in the ``bwrap`` sandbox) with the ``tool_*`` limits
+    the training ``python`` tool (``python_tool/session.py``, in the ``bwrap`` sandbox) with the ``tool_*`` limits
     (a tool-trained run's config keys of the same names); only the model's own turns are graded.
     """
     split = default_split(dataset) if split is None else split

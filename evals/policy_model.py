@@ -17,8 +17,8 @@ solver that changes the input) is generated alone, which is deterministic too.
 
 Always greedy: a task config asking for sampling is refused rather than silently answered greedily.
 
-Tools: for a run trained with the python tool (``tools=`` a ``evals.tool_turns.ToolSetting``), a task that offers it
-(``-T tools=true``) is answered as TRL's tool loop generates (``evals/tool_turns.py``: the same template, tool schema,
+Tools: for a run trained with the python tool (``tools=`` a ``python_tool.turns.ToolSetting``), a task that offers it
+(``-T tools=true``) is answered as TRL's tool loop generates (``python_tool/turns.py``: the same template, tool schema,
 ids, parser and limits). The task prompts are planned in batches as above; a turn after tool results is a new
 prompt, generated alone. A policy trained without tools refuses a task that offers them.
 """
@@ -96,9 +96,9 @@ class PolicyAPI(ModelAPI):
         register_model_info(PROVIDER, model_name, policy)  # or Inspect builds this provider again (evals/model_info.py)
         self.policy, self.tokenizer, self.batch_size = policy, tokenizer, max(1, int(batch_size))
         self.eos_ids = self._eos_ids()
-        self.tool_turns = None  # evals.tool_turns.ToolTurns for a run trained with tools
+        self.tool_turns = None  # python_tool.turns.ToolTurns for a run trained with tools
         if tools is not None:
-            from evals.tool_turns import ToolTurns
+            from python_tool.turns import ToolTurns
 
             max_model_len = getattr(getattr(policy, "config", None), "max_position_embeddings", None)
             self.tool_turns = ToolTurns(tokenizer, tools, max_model_len)
@@ -140,8 +140,8 @@ class PolicyAPI(ModelAPI):
         return self._done[(prompt, max_tokens)]
 
     async def _generate_tool_turn(self, input, tools, tool_choice, max_tokens: int) -> ModelOutput:
-        """One turn of a tool conversation, as TRL's tool loop generates it (evals/tool_turns.py)."""
-        from evals.tool_turns import ToolTurnError
+        """One turn of a tool conversation, as TRL's tool loop generates it (python_tool/turns.py)."""
+        from python_tool.turns import ToolTurnError
 
         try:
             self.tool_turns.check_offer(tools, tool_choice)
@@ -265,10 +265,10 @@ def policy_model(
     """An Inspect ``Model`` answering with ``policy`` (greedy, in the fixed batches above): pass it to
     ``inspect_ai.eval(task, model=...)``. ``prompts``: the task's sample inputs; ``log_args``: what the eval
     log records as the model's arguments (the objects themselves are not loggable); ``tool_config``: a
-    tool-trained run's tool keys (``train.tools.TOOL_CONFIG_KEYS``), for tasks that offer the tool."""
+    tool-trained run's tool keys (``python_tool.trl_environment.TOOL_CONFIG_KEYS``), for tasks that offer the tool."""
     from inspect_ai.util import registry_create
 
-    from evals.tool_turns import ToolSetting
+    from python_tool.turns import ToolSetting
 
     api = registry_create(
         "modelapi",

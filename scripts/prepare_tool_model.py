@@ -4,7 +4,7 @@
 
 SmolLM2-135M-Instruct never writes a tool call TRL can run; configs/cpu-smollm2-tools.yaml trains from this
 checkpoint instead (docs/tool-use.md#the-warm-start). The transcripts come from the config's own training
-problems and prompt; the SFT is ``train/tool_warm_start.py`` (TRL's SFTTrainer), seeded. Idempotent: an
+problems and prompt; the SFT is ``python_tool/warm_start.py`` (TRL's SFTTrainer), seeded. Idempotent: an
 existing checkpoint is kept. ``make setup`` runs it after scripts/prepare_cpu_model.py.
 """
 
@@ -23,7 +23,7 @@ DEFAULT_CONFIG = REPO / "configs" / "cpu-smollm2-tools.yaml"
 
 
 def main() -> int:
-    from train.tool_warm_start import MARKER, WarmStartSettings
+    from python_tool.warm_start import MARKER, WarmStartSettings
 
     defaults = WarmStartSettings()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -42,12 +42,14 @@ def main() -> int:
     if not (args.base / "config.json").is_file():
         sys.exit(f"{args.base} is not a checkpoint (no config.json): run `python scripts/prepare_cpu_model.py` first")
 
+    from python_tool.warm_start import warm_start, warm_start_config
     from train.config import parse_config
-    from train.tool_warm_start import warm_start
+    from train.data.rows import load_training_problems
 
     script_args, _, _ = parse_config(["--config", args.config])
     settings = WarmStartSettings(args.examples, args.epochs, args.batch_size, args.learning_rate, args.seed)
-    summary = warm_start(args.base, args.out, script_args, settings)
+    problems = load_training_problems(warm_start_config(script_args, settings.examples))  # the config's training split
+    summary = warm_start(args.base, args.out, script_args, problems, settings)
     print(
         f"wrote {args.out}: {summary['examples']} transcripts, {summary['steps']} steps, "
         f"train loss {summary['train_loss']}, {summary['seconds']:.0f} s"

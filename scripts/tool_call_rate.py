@@ -10,7 +10,7 @@ the first ``--prompts`` training prompts with the tool schema as GRPOTrainer ren
 ``--samples`` first turns of each per temperature (seeded) and parses each with TRL's ``parse_response``, the
 parser the trainer's tool loop uses. Prints per temperature: well-formed calls, turns that contain
 ``<tool_call>`` but do not parse, turns that imitate a ``<tool_response>``, and plain text. Each well-formed call
-is then run by the training tool (train/tools.py, in the sandbox) and the policy samples its next turn after the
+is then run by the training tool (python_tool/trl_environment.py, in the sandbox) and the policy samples its next turn after the
 result, as the tool loop does: how many calls ran (``python`` with a ``code`` string), how many of them exited
 cleanly (exit 0, in time), how many next turns state an answer (``ANSWER:`` line or box, no hedge) and how many are right (``rewards.grade``). ``--model``: another
 checkpoint (the base model, for a before/after of the warm start), loaded the same way. The problems a
@@ -42,7 +42,7 @@ def classify(parsed: dict, text: str) -> str:
 
 
 def warm_start_problem_ids(model: Path) -> set[str]:
-    """The problems a warm-started model was fine-tuned on (train/tool_warm_start.py), left out of the measure."""
+    """The problems a warm-started model was fine-tuned on (python_tool/warm_start.py), left out of the measure."""
     marker = model / "verigrpo_warm_start.json"
     return set(json.loads(marker.read_text())["problems"]) if marker.is_file() else set()
 
@@ -66,11 +66,11 @@ def main() -> None:
     from trl import get_quantization_config
     from trl.chat_template_utils import parse_response
 
+    from python_tool.trl_environment import PythonToolEnvironment, tool_limits
     from rewards import grade
     from train.config import parse_config
-    from train.config.tool_checks import tool_limits, tool_tokenizer
+    from train.config.tool_checks import tool_tokenizer
     from train.data.rows import load_training_problems, to_dataset
-    from train.tools import PythonToolEnvironment
 
     overrides = ["--load_in_4bit", "false"] if args.full_precision else []
     overrides += ["--model_name_or_path", args.model] if args.model else []

@@ -26,13 +26,14 @@ SEAMS = {  # library: (its seam module, the names only that module may use)
     ),
     "transformers": ("cpu/transformers_seams.py", {"use_gqa_in_sdpa", "sdpa_attention"}),
     "bitsandbytes": ("cpu/bnb_seams.py", {"support_avx512bf16_for_cpu", "packing_format_for_cpu"}),
-    "Inspect": ("evals/inspect_seams.py", {"_util", "_registry", "_registry_version", "_headline", "_providers", "_log",
-                                         "_task_state"}),
+    "Inspect": ("evals/inspect_seams.py", {"_util", "_registry", "_registry_version", "_headline", "_providers", "_log"}),
     "TRL": (
         "train/trl_seams.py",
         {"_generate_and_score_completions", "_log_completion_extra", "_load_from_checkpoint", "_init_vllm",
-         "_llm_weights_sleeping", "_dist", "_log_metrics", "_get_tool_suffix_ids"},
+         "_llm_weights_sleeping", "_dist", "_log_metrics"},
     ),
+    # the tool's eval turns sit below train/ and evals/, so their two private names have a seam of their own
+    "Inspect and TRL (the python tool)": ("python_tool/seams.py", {"_task_state", "_get_tool_suffix_ids"}),
 }  # fmt: skip
 REPLACED_ATTRIBUTES = {"forward": "cpu/bnb_seams.py", "quant_state": "cpu/bnb_seams.py"}  # assigned or deleted
 

@@ -93,7 +93,7 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
 
     from cpu.bnb_cpu import keep_training_kernel
     from problems.domains import reward_funcs
-    from train.tools import trainer_tool_kwargs
+    from train.config.tool_checks import trainer_tool_kwargs
     from train.trainer import RecordingGRPOTrainer
 
     model_path = _resolve_model(model_args, training_args)
@@ -131,8 +131,8 @@ def _longest_prompt(dataset, script_args, model_args, training_args) -> int:
 
     if not script_args.tools:
         return longest_prompt_tokens(dataset, model_args, training_args.trust_remote_code)
-    from train.config.tool_checks import tool_limits, tool_tokenizer
-    from train.tools import tool_schemas
+    from python_tool.trl_environment import tool_limits, tool_schemas
+    from train.config.tool_checks import tool_tokenizer
 
     tokenizer = tool_tokenizer(script_args, model_args, training_args)
     return longest_prompt_tokens(dataset, model_args, tokenizer=tokenizer, tools=tool_schemas(tool_limits(script_args)))

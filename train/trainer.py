@@ -18,11 +18,11 @@ import torch
 from accelerate.utils import gather_object
 from transformers import TrainerCallback
 
+from python_tool.trl_environment import tool_metrics
 from rewards.reward_log import FIELDS, why_column, whys_from_columns
 from train.artifacts.held_out import HeldOutEval, evaluate_held_out, policy_for_eval
 from train.artifacts.rollout_log import RolloutRecorder, rollouts_from_batch
 from train.engines.base import AdapterEngine
-from train.tools import tool_metrics
 from train.trl_seams import SeamedGRPOTrainer, generation_class, lm_head_on_labelled_positions
 
 

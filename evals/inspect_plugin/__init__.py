@@ -32,11 +32,11 @@ from inspect_ai.model import modelapi
 from inspect_ai.scorer import Metric, Scorer, mean, metric, scorer, stderr
 from inspect_ai.util import sandboxenv
 
-from evals.bwrap_sandbox import BwrapSandboxEnvironment
 from evals.code_scoring import CODE_METRICS, code_scorer
 from evals.inspect_seams import registry_name
 from evals.log_stats.group_metrics import group_mean_metric, pass_at_group_metric
 from evals.math_scoring import MATH_METRICS, math_scorer
+from python_tool.inspect_sandbox import BwrapSandboxEnvironment
 
 NAMESPACE = "verigrpo"
 
@@ -92,7 +92,7 @@ def pass_at_G(k: int) -> Metric:  # noqa: N802 - G is the group size, as in pass
 
 @sandboxenv(name=_name("bwrap"))
 class bwrap(BwrapSandboxEnvironment):  # noqa: N801 - the registered provider's name
-    """``evals.bwrap_sandbox.BwrapSandboxEnvironment``, defined here so Inspect names it ``verigrpo/bwrap``
+    """``python_tool.inspect_sandbox.BwrapSandboxEnvironment``, defined here so Inspect names it ``verigrpo/bwrap``
     (it derives the prefix from the defining module) in editable and regular installs alike."""
 
 

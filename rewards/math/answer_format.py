@@ -47,7 +47,7 @@ ANSWER_INSTRUCTION = (
     "where <answer> is a number or a mathematical expression, with no units and no other words."
 )
 
-# Added to ANSWER_INSTRUCTION when the run offers the ``python`` tool (problems/python_tool.py): only the
+# Added to ANSWER_INSTRUCTION when the run offers the ``python`` tool (python_tool/session.py): only the
 # model's own replies are graded, so an answer the tool prints does not count until the model writes it.
 TOOL_INSTRUCTION = (
     "You can run Python with the python tool to check arithmetic; it returns what the program printed. "
@@ -79,7 +79,7 @@ def tool_reply(result: str) -> str:
 def tool_call_turns(code: str, result: str) -> list[dict]:
     """One call and its answer in the chat format of TRL and transformers: an assistant turn with ``tool_calls``
     (``python`` running ``code``), the tool's ``result``, then ``tool_reply``. The worked example and the tool
-    warm start's transcripts (train/tool_warm_start.py) are both this shape."""
+    warm start's transcripts (python_tool/warm_start.py) are both this shape."""
     call = {"type": "function", "function": {"name": "python", "arguments": {"code": code}}}
     return [
         {"role": "assistant", "content": "", "tool_calls": [call]},
@@ -89,7 +89,7 @@ def tool_call_turns(code: str, result: str) -> list[dict]:
 
 
 # With the tool, the first worked example shows a call and the answer written by the model itself. ``result`` is
-# exactly what problems/python_tool.py returns for ``code`` (tests/tools/test_tool_config.py runs it).
+# exactly what python_tool/session.py returns for ``code`` (tests/tools/test_tool_config.py runs it).
 TOOL_WORKED_EXAMPLE = {"code": "print(2 + 1)", "result": "3\n", "reply": tool_reply("3\n")}
 
 

@@ -8,7 +8,7 @@ import pwd
 
 import pytest
 
-from evals.bwrap_sandbox import BwrapSandboxEnvironment
+from python_tool.inspect_sandbox import BwrapSandboxEnvironment
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 

@@ -18,7 +18,7 @@ from inspect_ai.util import OutputLimitExceededError, SandboxUserUnsupportedErro
 import evals.code_scoring
 import evals.verify
 import rewards.code.code_verifier
-from evals.bwrap_sandbox import BwrapSandboxEnvironment
+from python_tool.inspect_sandbox import BwrapSandboxEnvironment
 from evals.code_task import code_verified
 from problems.code_data import load_code_problems
 from rewards import code_tests

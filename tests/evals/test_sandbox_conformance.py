@@ -3,7 +3,7 @@
 ``inspect_ai.util._sandbox.self_check`` holds plain async test functions; importing them here collects
 them, and ``sandbox_env`` gives each one a fresh sample sandbox (``sample_init`` / ``sample_cleanup``),
 the way Inspect runs them for its docker and local providers. Every check must pass but those in
-``EXPECTED_FAILURES``, each a deliberate, documented choice of this provider (evals/bwrap_sandbox.py):
+``EXPECTED_FAILURES``, each a deliberate, documented choice of this provider (python_tool/inspect_sandbox.py):
 
 - ``test_exec_as_user``: every command runs as one unprivileged user with no capabilities, so
   ``user=`` raises ``SandboxUserUnsupportedError`` (and nothing can add users).
@@ -16,7 +16,7 @@ where that fails (the ``needs_sandbox`` fixture, which also checks no sandbox pr
 import pytest
 from inspect_ai.util._sandbox.self_check import *  # noqa: F403  (the checks, by their own __all__)
 
-from evals.bwrap_sandbox import BwrapSandboxEnvironment
+from python_tool.inspect_sandbox import BwrapSandboxEnvironment
 
 pytestmark = pytest.mark.anyio
 

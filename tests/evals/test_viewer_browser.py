@@ -188,7 +188,7 @@ def test_a_real_cpu_tool_run_shows_the_policys_call_its_output_and_answer(tmp_pa
 
     from tests.helpers.tool_runs import TOOLS_CONFIG, executed_calls, prepare_tool_model, train_tool_run
     from train.config import parse_config
-    from train.config.tool_checks import tool_limits
+    from python_tool.trl_environment import tool_limits
 
     prepare_tool_model()
     result = train_tool_run(tmp_path / "run")

@@ -1,16 +1,16 @@
 """Tool-calling completions as TRL's tool loop hands them to the rewards and the recorder: turns run through the
-training tool (train/tools.py, real sandbox runs), scored by the real reward functions (the tool tests, the rollout
+training tool (python_tool/trl_environment.py, real sandbox runs), scored by the real reward functions (the tool tests, the rollout
 log and the viewer test)."""
 
 import asyncio
 from datetime import timedelta
 
-from problems.python_tool import ToolLimits
+from python_tool.session import ToolLimits
+from python_tool.trl_environment import PythonToolEnvironment
 from rewards import build_messages, correctness, format_reward
 from rewards.reward_log import whys_from_columns
 from tests.helpers.rollouts import START
 from train.artifacts.rollout_log import rollouts_from_batch
-from train.tools import PythonToolEnvironment
 
 LIMITS = ToolLimits(timeout_s=10.0, max_calls=2)  # 10 s: no call here is meant to time out, even on a loaded box
 QUESTION, ANSWER = "What is 17 * 23?", "391"

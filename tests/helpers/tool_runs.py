@@ -64,7 +64,7 @@ def executed_calls(log, limits) -> list[ExecutedCall]:
     what the tool really returns for that code: run again here, in a fresh session with the run's ``limits``."""
     from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 
-    from train.tools import PythonToolEnvironment
+    from python_tool.trl_environment import PythonToolEnvironment
 
     calls = []
     for sample in log.samples:

@@ -12,6 +12,7 @@ import json
 import pytest
 from inspect_ai.log import read_eval_log
 
+from python_tool.trl_environment import tool_limits
 from rewards import grade
 from tests.helpers.tool_runs import (
     TOOLS_CONFIG,
@@ -22,7 +23,6 @@ from tests.helpers.tool_runs import (
 )
 from tests.helpers.vllm_server import VLLMServerProcess
 from train.config import parse_config
-from train.config.tool_checks import tool_limits
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_sandbox")]
 

@@ -1,5 +1,5 @@
 """Tool calls that attack the sandbox earn nothing and break nothing: each runs through the training adapter
-(train/tools.py; the Inspect adapter runs the same session, tests/tools/test_tool_parity.py), the attack's aim is
+(python_tool/trl_environment.py; the Inspect adapter runs the same session, tests/tools/test_tool_parity.py), the attack's aim is
 not met, the result stays within the limits, and the next call of a fresh rollout still works."""
 
 import asyncio
@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from problems.python_tool import ToolLimits
-from train.tools import PythonToolEnvironment, tool_metrics
+from python_tool.session import ToolLimits
+from python_tool.trl_environment import PythonToolEnvironment, tool_metrics
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 

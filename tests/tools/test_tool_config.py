@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from problems.python_tool import ToolLimits
+from python_tool.session import ToolLimits
 from rewards.math.answer_format import TOOL_WORKED_EXAMPLE, build_messages
 from tests.helpers import MODEL, REPO
 from train.config import ConfigError, parse_config, validate
@@ -90,7 +90,7 @@ def test_a_tool_run_generating_with_sharded_weights_from_several_processes_is_re
 
 @needs_model
 def test_a_tool_run_with_held_out_evals_validates(needs_sandbox):
-    """The held-out evals use the tool (evals/tool_turns.py): nothing to refuse."""
+    """The held-out evals use the tool (python_tool/turns.py): nothing to refuse."""
     script_args, training_args, model_args = parse("--eval_strategy", "steps", "--eval_steps", "5")
     check_tools(script_args, training_args, model_args)
 
@@ -106,7 +106,7 @@ def test_a_template_without_tools_is_an_error():
 def test_the_shipped_template_renders_and_parses_a_tool_call():
     from trl.chat_template_utils import parse_response
 
-    from train.tools import PythonToolEnvironment
+    from python_tool.trl_environment import PythonToolEnvironment
 
     script_args, training_args, model_args = parse()
     tokenizer = tool_tokenizer(script_args, model_args, training_args)
@@ -123,7 +123,7 @@ def test_the_shipped_template_renders_and_parses_a_tool_call():
 
 @pytest.mark.usefixtures("needs_sandbox")
 def test_the_worked_example_shows_what_the_tool_really_returns():
-    from train.tools import PythonToolEnvironment
+    from python_tool.trl_environment import PythonToolEnvironment
 
     environment = PythonToolEnvironment(ToolLimits())
     environment.reset()

@@ -16,13 +16,13 @@ import pytest
 import torch
 
 from evals.chat import chat_messages
-from evals.tool_turns import ToolSetting
-from problems.python_tool import ToolLimits
+from python_tool.session import ToolLimits
+from python_tool.trl_environment import PythonToolEnvironment, tool_config
+from python_tool.turns import ToolSetting
 from rewards.math.answer_format import build_messages
 from tests.helpers import MODEL, REPO
 from train.config import parse_config
 from train.config.tool_checks import tool_tokenizer
-from train.tools import PythonToolEnvironment, tool_config
 
 pytestmark = [
     pytest.mark.skipif(not (MODEL / "config.json").is_file(), reason="the CPU model's tokenizer is not prepared"),
@@ -294,7 +294,7 @@ def test_the_held_out_config_gives_the_eval_the_runs_tool(tokenizer):
 def test_the_prompt_is_rendered_from_the_training_tool_not_inspects_tool_info(tokenizer):
     """The schema text in the prompt is transformers' get_json_schema of the environment's method (TRL's), which
     differs from what Inspect's hf provider writes from its ToolInfo."""
-    from evals.tool_turns import ToolTurns
+    from python_tool.turns import ToolTurns
 
     turns = ToolTurns(tokenizer, SETTING)
     text = tokenizer.decode(turns.first_prompt(chat_messages(build_messages(QUESTION, 1, tools=True))))
@@ -461,7 +461,7 @@ def test_inspect_does_not_cut_a_long_result_the_tool_already_limited(tmp_path):
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
     from inspect_ai.solver import generate, use_tools
 
-    from evals.python_tool import python_tool
+    from python_tool.inspect_tool import python_tool
 
     limits = ToolLimits(timeout_s=5.0, memory_mb=256, output_chars=6000, max_calls=1)
     code = "print('\\U0001f600' * 7000)"  # 28 KB of 4-byte characters

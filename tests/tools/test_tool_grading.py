@@ -9,7 +9,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from evals.math_task import math_verified
-from problems.python_tool import ToolLimits
+from python_tool.session import ToolLimits
 from rewards import correctness
 from rewards.common import completion_text
 from tests.helpers.tool_rollouts import tool_completion
@@ -40,7 +40,7 @@ TRANSCRIPTS = {
 
 
 def trl_completion(turns) -> list[dict]:
-    """The completion TRL's tool loop hands to the reward functions (train/tools.py runs the calls)."""
+    """The completion TRL's tool loop hands to the reward functions (python_tool/trl_environment.py runs the calls)."""
     return tool_completion(turns, LIMITS)
 
 

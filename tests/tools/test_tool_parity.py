@@ -1,5 +1,5 @@
 """One tool, two adapters: a fixed transcript of python calls gives byte-identical results through TRL's environment
-(train/tools.py) and Inspect's tool in the bwrap sandbox (evals/python_tool.py), including the limits' texts."""
+(python_tool/trl_environment.py) and Inspect's tool in the bwrap sandbox (python_tool/inspect_tool.py), including the limits' texts."""
 
 import asyncio
 
@@ -9,9 +9,9 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import generate, use_tools
 
-from evals.python_tool import python_tool
-from problems.python_tool import ToolLimits
-from train.tools import PythonToolEnvironment
+from python_tool.inspect_tool import python_tool
+from python_tool.session import ToolLimits
+from python_tool.trl_environment import PythonToolEnvironment
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 

@@ -1,4 +1,4 @@
-"""The tool-format warm start's data (train/tool_warm_start.py): each transcript is the tool config's own training
+"""The tool-format warm start's data (python_tool/warm_start.py): each transcript is the tool config's own training
 prompt, a call whose code computes the answer, the tool's real result and the model's own answer line; only training
 problems are used, never the held-out ones the evals score; the loss covers what the assistant wrote and not the
 tool's result; ``make setup`` builds the model after the base model, at the path the tool config trains from."""
@@ -11,23 +11,32 @@ import subprocess
 import pytest
 
 from problems.math_data import _split_of, procedural_arithmetic
-from problems.python_tool import ToolLimits
-from rewards import grade
-from rewards.math.answer_format import TOOL_WORKED_EXAMPLE, build_messages
-from tests.helpers import MODEL, REPO
-from train.config import parse_config
-from train.config.tool_checks import TOOL_MODEL_NAME, template_text, tool_limits
-from train.tool_warm_start import (
+from python_tool.chat_template import template_text
+from python_tool.session import ToolLimits
+from python_tool.trl_environment import PythonToolEnvironment, tool_limits
+from python_tool.warm_start import (
     TRAINING_TEMPLATE,
     WarmStartSettings,
     build_transcript,
     tool_code,
-    warm_start_problems,
+    warm_start_config,
     warm_start_rows,
 )
-from train.tools import PythonToolEnvironment
+from rewards import grade
+from rewards.math.answer_format import TOOL_WORKED_EXAMPLE, build_messages
+from tests.helpers import MODEL, REPO
+from train.config import parse_config
+from train.config.tool_checks import TOOL_MODEL_NAME
+from train.data.rows import load_training_problems
 
 TOOLS_CONFIG = str(REPO / "configs" / "cpu-smollm2-tools.yaml")
+
+
+def warm_start_problems(script_args, examples: int):
+    """The problems scripts/prepare_tool_model.py fine-tunes on: the first of the config's training split."""
+    return load_training_problems(warm_start_config(script_args, examples))
+
+
 needs_model = pytest.mark.skipif(not (MODEL / "config.json").is_file(), reason="the CPU model is not prepared")
 
 
@@ -42,7 +51,7 @@ def rows(config):
 
     if sandbox_problem():
         pytest.skip(f"sandbox unavailable: {sandbox_problem()}")  # needs_sandbox is function-scoped
-    return warm_start_rows(config[0], 6)
+    return warm_start_rows(config[0], warm_start_problems(config[0], 6))
 
 
 @pytest.mark.parametrize(

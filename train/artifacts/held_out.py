@@ -24,7 +24,7 @@ exactly as one without (tests/integration/test_held_out_eval.py).
 
 A run with ``tools: [python]`` evaluates with the tool: the task gets ``tools=true`` and the run's ``tool_*`` limits
 (``problems/domains.py``), and the policy's provider renders, parses and limits tool turns as training does
-(``evals/tool_turns.py``: the run's tool template, tool schema, rounds and completion budget).
+(``python_tool/turns.py``: the run's tool template, tool schema, rounds and completion budget).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class HeldOutEval:
     run_name: str
     batch_size: int
     headline: str  # the metric the summary line and the curve show (the domain's eval_metric)
-    tool_config: dict | None = None  # a tool run's tool keys (train/tools.py TOOL_CONFIG_KEYS); None without tools
+    tool_config: dict | None = None  # a tool run's tool keys (python_tool.trl_environment.TOOL_CONFIG_KEYS) or None
 
     @property
     def problems(self) -> int:
@@ -129,8 +129,8 @@ def held_out_eval(script_args, training_args) -> HeldOutEval:
     """The run's held-out eval: the domain's task on the config's held-out problems (loaded now: a dataset
     that cannot load stops the run before the model does)."""
     from problems.domains import domain_of_source
+    from python_tool.trl_environment import tool_config
     from train.data.rows import held_out_task_args
-    from train.tools import tool_config
 
     domain = domain_of_source(script_args.dataset)
     task_args = held_out_task_args(

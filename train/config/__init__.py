@@ -16,7 +16,8 @@
     cli_help.py        --help: --config and the project's options first, with the config's values
     device_capability.py  what this GPU's compute capability cannot run (bf16 in vLLM, torch's kernels)
     nvidia_driver.py   the NVIDIA driver and cards read without torch: why torch may still see no GPU
-    tool_checks.py     the python tool's settings: limits, chat template, engines it runs with
+    tool_checks.py     the python tool's keys: bounds, the engines and launches it runs with, the tokenizer it trains
+                       with, GRPOTrainer's tool arguments (the tool itself: python_tool/)
     exploit_preflight.py  scripted cheats against the run's rewards on its own problems, before the model loads
 
 Nothing here imports TRL until a config is parsed. The public names are re-exported here

@@ -164,7 +164,7 @@ class ScriptArguments:
     tools: list[str] = field(
         default_factory=list,
         metadata={
-            "help": "tools the policy may call while it answers: [python] (problems/python_tool.py, bwrap sandbox)"
+            "help": "tools the policy may call while it answers: [python] (python_tool/session.py, bwrap sandbox)"
         },
     )
     tool_timeout_s: float = field(default=10.0, metadata={"help": "tools: wall-clock seconds per call (then killed)"})
@@ -177,7 +177,7 @@ class ScriptArguments:
         default=None,
         metadata={
             "help": "tools: a chat template that can call tools, for models whose own cannot: chatml_tools "
-            "(train/chat_templates/, with its parser) or a Jinja file"
+            "(python_tool/chat_templates/, with its parser) or a Jinja file"
         },
     )
 

@@ -1,27 +1,22 @@
-"""The ``tools``/``tool_*`` keys: what a run with the python tool needs, checked before any weights load, and the
-tokenizer it trains with.
+"""The ``tools``/``tool_*`` keys of a training run: what a run with the python tool needs, checked before any weights
+load, the tokenizer it trains with, and the tool arguments GRPOTrainer gets.
 
-TRL's tool loop parses tool calls out of each completion with the tokenizer's response template, which TRL sets
-only for chat templates it knows (compared by exact text); it also needs a template that renders tool calls and
-results, and one that is prefix-preserving (or that TRL can swap for a training variant). A model whose template
-cannot do that (SmolLM2's) trains with ``tool_chat_template``: a shipped template (``chatml_tools``,
-``train/chat_templates/``) or a file; the shipped one comes with its parser. Everything here loads the tokenizer
-only (no weights), so a template that cannot call tools is refused in a second, not after the model loads.
+The tool itself, its TRL environment and its chat templates are ``python_tool/``; what stays here is training's
+side: the config's bounds, the engines and launches TRL's tool loop has run on, and ``ConfigError`` for what is
+refused. Everything here loads the tokenizer only (no weights), so a template that cannot call tools is refused in
+a second, not after the model loads.
 """
 
 from __future__ import annotations
 
-import copy
-from pathlib import Path
-
 from problems.domains import domain_of_source
-from problems.python_tool import TOOL_NAME, ToolLimits
+from python_tool.chat_template import TemplateNotFound, apply_tool_template, tool_calling_problem
+from python_tool.session import TOOL_NAME
+from python_tool.trl_environment import environment_factory, tool_limits, tool_rounds
 from train.config.arguments import Bound, ConfigError, finite_number, out_of_range, refuse
 from train.engines.choice import Engine, rollout_engine
 
 TOOL_NAMES = (TOOL_NAME,)
-TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "chat_templates"
-SHIPPED_TEMPLATES = {"chatml_tools": TEMPLATE_DIR / "chatml_tools.jinja"}
 # the CPU model after the tool-format warm start (scripts/prepare_tool_model.py, `make setup`): the CPU tool config's
 TOOL_MODEL_NAME = "smollm2-135m-instruct-tools"
 
@@ -31,15 +26,6 @@ TOOL_BOUNDS = (
     Bound("tool_output_chars", lambda v: finite_number(v) and v >= 1, ">= 1 (characters of output per call)"),
     Bound("tool_max_calls", lambda v: finite_number(v) and v >= 1, ">= 1 (calls per rollout)"),
 )
-
-
-def tool_limits(script_args) -> ToolLimits:
-    return ToolLimits(
-        timeout_s=float(script_args.tool_timeout_s),
-        memory_mb=int(script_args.tool_memory_mb),
-        output_chars=int(script_args.tool_output_chars),
-        max_calls=int(script_args.tool_max_calls),
-    )
 
 
 def check_tools(script_args, training_args, model_args) -> None:
@@ -97,19 +83,6 @@ def check_tools(script_args, training_args, model_args) -> None:
     tool_tokenizer(script_args, model_args, training_args)  # a template that cannot call tools stops here
 
 
-def template_text(name_or_path: str) -> str:
-    """A shipped template by name (``chatml_tools``) or a Jinja file's text."""
-    if name_or_path in SHIPPED_TEMPLATES:
-        return SHIPPED_TEMPLATES[name_or_path].read_text(encoding="utf-8")
-    path = Path(name_or_path)
-    if not path.is_file():
-        raise ConfigError(
-            f"tool_chat_template: {name_or_path} is neither a shipped template ({sorted(SHIPPED_TEMPLATES)}) nor a file "
-            f"(resolved: {path.resolve()})."
-        )
-    return path.read_text(encoding="utf-8")
-
-
 def tool_tokenizer(script_args, model_args, training_args):
     """The tokenizer a tool run trains with (as TRL would load it: left padding and truncation), its chat template
     replaced by ``tool_chat_template`` when set; ConfigError when it cannot call tools."""
@@ -122,49 +95,31 @@ def tool_tokenizer(script_args, model_args, training_args):
         padding_side="left",
         trust_remote_code=training_args.trust_remote_code,
     )
-    apply_tool_template(tokenizer, script_args.tool_chat_template)
+    try:
+        apply_tool_template(tokenizer, script_args.tool_chat_template)
+    except TemplateNotFound as exc:
+        raise ConfigError(str(exc)) from None
     problem = tool_calling_problem(tokenizer)
     if problem:
         where = script_args.tool_chat_template or f"{model_args.model_name_or_path}'s own"
         raise ConfigError(
             f"tools: the chat template ({where}) {problem}. Set `tool_chat_template: chatml_tools` for a ChatML model "
-            "(SmolLM2, Qwen2.5: train/chat_templates/README.md), or give a template file that can, with a model TRL "
+            "(SmolLM2, Qwen2.5: python_tool/chat_templates/README.md), or give a template file that can, with a model TRL "
             "has a tool-call parser for."
         )
     return tokenizer
 
 
-def apply_tool_template(tokenizer, tool_chat_template: str | None) -> None:
-    """Set ``tool_chat_template`` (a shipped name or a file) on ``tokenizer``, with its parser for a shipped one; no
-    change when None. Training's tokenizer and the tool evals' (``evals/tool_turns.py``) are set here."""
-    if not tool_chat_template:
-        return
-    tokenizer.chat_template = template_text(tool_chat_template)
-    if tool_chat_template in SHIPPED_TEMPLATES:
-        from trl.chat_template_utils import qwen3_template
-
-        tokenizer.response_template = copy.deepcopy(qwen3_template)  # Qwen2.5's tool-call format (README there)
-
-
-def tool_calling_problem(tokenizer) -> str | None:
-    """Why TRL's tool loop cannot run with this tokenizer's chat template, or None."""
-    from trl.chat_template_utils import (
-        add_response_schema,
-        get_training_chat_template,
-        is_chat_template_prefix_preserving,
-        supports_tool_calling,
+def trainer_tool_kwargs(script_args, model_args, training_args) -> dict:
+    """GRPOTrainer's tool arguments for a config with ``tools`` (empty without): the environment factory and the
+    tokenizer with a template that can call tools. Caps TRL's tool rounds at ``tool_max_calls + 1`` when
+    ``max_tool_calling_iterations`` is unset: the last round shows the call limit."""
+    if not script_args.tools:
+        return {}
+    training_args.max_tool_calling_iterations = tool_rounds(
+        script_args.tool_max_calls, training_args.max_tool_calling_iterations
     )
-
-    if not supports_tool_calling(tokenizer):
-        return "cannot write a tool call and its result (TRL's supports_tool_calling is False)"
-    if getattr(tokenizer, "response_template", None) is None and getattr(tokenizer, "response_schema", None) is None:
-        try:
-            add_response_schema(copy.copy(tokenizer))
-        except ValueError:
-            return "has no tool-call parser in TRL (add_response_schema knows only some templates, by exact text)"
-    if not is_chat_template_prefix_preserving(tokenizer):
-        try:
-            get_training_chat_template(tokenizer)
-        except ValueError:
-            return "is not prefix-preserving and TRL has no training variant of it"
-    return None
+    return {
+        "environment_factory": environment_factory(tool_limits(script_args)),
+        "processing_class": tool_tokenizer(script_args, model_args, training_args),
+    }

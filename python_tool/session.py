@@ -2,7 +2,7 @@
 
 A policy trained with a tool must meet the very same tool when it is evaluated: same sandbox, same
 limits, same result text. So the tool is defined once, here, and the two adapters
-(``train/tools.py`` for TRL, ``evals/python_tool.py`` for Inspect) only carry a :class:`PythonSession`
+(``python_tool/trl_environment.py`` for TRL, ``python_tool/inspect_tool.py`` for Inspect) only carry a :class:`PythonSession`
 to the framework; neither formats, limits or runs anything itself.
 
 Each call runs the code with the sandbox's own Python (``python3 -I``, standard library and whatever the

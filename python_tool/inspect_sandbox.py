@@ -7,7 +7,8 @@ ordinary process gets). Both persist across the sample's calls, as a container's
 and ``write_file`` also run inside a sandbox, so a symlink the model plants can never make the host read
 or write its own files. Registered as ``verigrpo/bwrap``; Inspect matches the bare name, so a task says
 ``sandbox="bwrap"``. It passes Inspect's own conformance suite (``inspect_ai.util._sandbox.self_check``,
-run by tests/evals/test_sandbox_conformance.py) but for one deliberate difference, ``user=``.
+run by tests/evals/test_sandbox_conformance.py) but for one deliberate difference, ``user=``. It lives with the
+python tool: the tool's Inspect side (``python_tool/inspect_tool.py``) runs each call with the sample's ``/work``.
 
 What differs from Inspect's docker provider:
 

@@ -1,6 +1,6 @@
-"""The ``python`` tool for Inspect: ``problems.python_tool`` run in the sample's ``verigrpo/bwrap`` sandbox.
+"""The ``python`` tool for Inspect: ``python_tool.session`` run in the sample's ``verigrpo/bwrap`` sandbox.
 
-The same :class:`problems.python_tool.PythonSession` the trainer's tool calls (``train/tools.py``): its limits,
+The same :class:`python_tool.session.PythonSession` the trainer's tool calls (``python_tool/trl_environment.py``): its limits,
 its result text, and the sample's bwrap directory as ``/work`` (a task needs ``sandbox="bwrap"``). Inspect's own
 ``python()`` tool formats results differently (stderr first, no status line) and has no call limit, so a policy
 trained with this tool would meet a different tool there. One session per sample, keyed by the sample's sandbox
@@ -10,11 +10,13 @@ directory (removed with it). Inspect's own cut of long tool output is set above 
 
 from __future__ import annotations
 
+import os
+
 from inspect_ai.tool import Tool, ToolDef
 from inspect_ai.util import sandbox
 
-from evals.bwrap_sandbox import BwrapSandboxEnvironment
-from problems.python_tool import CODE_DESCRIPTION, TOOL_DESCRIPTION, TOOL_NAME, PythonSession, ToolLimits
+from python_tool.inspect_sandbox import BwrapSandboxEnvironment
+from python_tool.session import CODE_DESCRIPTION, TOOL_DESCRIPTION, TOOL_NAME, PythonSession, ToolLimits
 
 _sessions: dict[str, PythonSession] = {}
 
@@ -36,8 +38,6 @@ def _session(limits: ToolLimits) -> PythonSession:
 
 
 def _exists(directory: str) -> bool:
-    import os
-
     return os.path.isdir(directory)
 
 
@@ -55,7 +55,7 @@ def python_tool(limits: ToolLimits | None = None) -> Tool:
         parameters={"code": CODE_DESCRIPTION},
         max_output=max_result_bytes(limits),
     ).as_tool()
-    setattr(tool, LIMITS_ATTRIBUTE, limits)  # for a tool-trained policy's provider to check (evals/tool_turns.py)
+    setattr(tool, LIMITS_ATTRIBUTE, limits)  # for a tool-trained policy's provider to check (python_tool/turns.py)
     return tool
 
 

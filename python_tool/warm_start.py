@@ -7,16 +7,16 @@ first stage of tool-use RL is this: fine-tune on transcripts in the format, then
 
 Each transcript is built from one problem of the tool config's own TRAINING split (never the held-out split the
 evals use) in exactly the prompt GRPO trains on (the math domain's ``tool_row``: ``build_messages(question,
-num_shots, tools=True)``, rendered with the tool schema TRL renders from ``train/tools.py``'s environment):
+num_shots, tools=True)``, rendered with the tool schema TRL renders from ``python_tool/trl_environment.py``'s environment):
 
 1. the assistant calls ``python`` with code that computes the answer (``print(7 - 3)``);
-2. the tool's result is what ``problems/python_tool.py`` returns for that code, run in the sandbox (and checked to
+2. the tool's result is what ``python_tool/session.py`` returns for that code, run in the sandbox (and checked to
    print the reference answer);
 3. the assistant writes its own final line, as ``TOOL_WORKED_EXAMPLE``'s reply does.
 
 The rows are TRL prompt-completion rows with a ``tools`` column; ``SFTTrainer`` trains on the completion only, and
 with ``assistant_only_loss`` on the assistant's tokens only: the tool result is masked, as GRPO's ``tool_mask``
-masks it (``train/chat_templates/chatml_tools_training.jinja`` marks the assistant turns). A full fine-tune of the
+masks it (``python_tool/chat_templates/chatml_tools_training.jinja`` marks the assistant turns). A full fine-tune of the
 fp32 weights (no adapter to merge; the 135M model's optimizer state is ~1 GB), saved as a normal checkpoint whose
 tokenizer carries ``chatml_tools.jinja``.
 """
@@ -33,12 +33,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from transformers import TrainerCallback
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback, set_seed
 
+from problems.domains import MATH
 from problems.math_data import MathProblem
+from python_tool.chat_template import TEMPLATE_DIR, template_text
+from python_tool.trl_environment import PythonToolEnvironment, tool_limits, tool_schemas
 from rewards.math.answer_format import tool_call_turns
 
-TRAINING_TEMPLATE = Path(__file__).resolve().parent / "chat_templates" / "chatml_tools_training.jinja"
+TRAINING_TEMPLATE = TEMPLATE_DIR / "chatml_tools_training.jinja"
 MARKER = "verigrpo_warm_start.json"
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "//"}
 _NUMBER = re.compile(r"\d{1,9}")  # operands of the procedural problems; names and items hold no digits
@@ -93,24 +97,15 @@ def warm_start_config(script_args, examples: int):
     return dataclasses.replace(script_args, dataset_split="train", dataset_size=examples)
 
 
-def warm_start_problems(script_args, examples: int) -> list[MathProblem]:
-    from train.data.rows import load_training_problems
-
-    return load_training_problems(warm_start_config(script_args, examples))
-
-
-def warm_start_rows(script_args, examples: int) -> list[dict]:
-    """SFTTrainer prompt-completion rows: ``prompt`` (the training prompt), ``completion`` (the transcript), ``tools``
-    (JSON schemas as a JSON string: TRL reads either), ``answer`` and ``id``."""
-    from problems.domains import MATH
-    from train.config.tool_checks import tool_limits
-    from train.tools import PythonToolEnvironment, tool_schemas
-
+def warm_start_rows(script_args, problems: list[MathProblem]) -> list[dict]:
+    """SFTTrainer prompt-completion rows for ``problems`` (the first of the config's training split:
+    ``warm_start_config``): ``prompt`` (the training prompt), ``completion`` (the transcript), ``tools`` (JSON
+    schemas as a JSON string: TRL reads either), ``answer`` and ``id``."""
     limits = tool_limits(script_args)
     environment = PythonToolEnvironment(limits)
     tools = json.dumps(tool_schemas(limits))
     rows = []
-    for problem in warm_start_problems(script_args, examples):
+    for problem in problems:
         row = MATH.tool_row(problem, script_args.num_shots)
         rows.append({**row, "completion": build_transcript(problem, environment), "tools": tools})
     return rows
@@ -118,27 +113,25 @@ def warm_start_rows(script_args, examples: int) -> list[dict]:
 
 def training_tokenizer(base: Path):
     """The base tokenizer with the training variant of chatml_tools (same text, plus ``{% generation %}`` marks)."""
-    from transformers import AutoTokenizer
-
     tokenizer = AutoTokenizer.from_pretrained(base)
     tokenizer.chat_template = TRAINING_TEMPLATE.read_text(encoding="utf-8")
     return tokenizer
 
 
-def warm_start(base: Path, out: Path, script_args, settings: WarmStartSettings = WarmStartSettings()) -> dict:
-    """Fine-tune ``base`` on the warm-start rows and save a checkpoint at ``out`` (written whole, then renamed).
-    Returns what it did (also written to ``out/verigrpo_warm_start.json``)."""
-    import torch
+def warm_start(
+    base: Path, out: Path, script_args, problems: list[MathProblem], settings: WarmStartSettings = WarmStartSettings()
+) -> dict:
+    """Fine-tune ``base`` on the warm-start rows of ``problems`` (``settings.examples`` of them, loaded by the caller
+    with ``warm_start_config``) and save a checkpoint at ``out`` (written whole, then renamed). Returns what it did
+    (also written to ``out/verigrpo_warm_start.json``)."""
+    # trl + datasets: ~5 s more once torch is in (load 13); make setup's "already prepared" path skips them
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import SFTConfig, SFTTrainer
-
-    from train.config.tool_checks import template_text
 
     started = time.perf_counter()
     set_seed(settings.seed)
     print(f"warm start: building {settings.examples} transcripts (the python tool runs in the sandbox)", flush=True)
-    rows = warm_start_rows(script_args, settings.examples)
+    rows = warm_start_rows(script_args, problems)
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
     tokenizer = training_tokenizer(base)
     with tempfile.TemporaryDirectory(prefix="verigrpo-warm-start-") as scratch:
@@ -180,7 +173,7 @@ def warm_start(base: Path, out: Path, script_args, settings: WarmStartSettings =
         "steps": result.global_step,
         "train_loss": round(result.training_loss, 4),
         "seconds": round(time.perf_counter() - started, 1),
-        "chat_template": "train/chat_templates/chatml_tools.jinja",
+        "chat_template": "python_tool/chat_templates/chatml_tools.jinja",
         "problems": [row["id"] for row in rows],
     }
     (partial / MARKER).write_text(json.dumps(summary, indent=2) + "\n")

@@ -1,9 +1,10 @@
-"""The ``python`` tool for TRL: ``problems.python_tool`` as a GRPOTrainer ``environment_factory``.
+"""The ``python`` tool for TRL: ``python_tool.session`` as a GRPOTrainer ``environment_factory``, and the config keys
+that shape a run's tool turns.
 
 TRL 1.16 builds one environment instance per rollout (pooled, ``reset`` between batches), exposes its public
 methods as tools (schema from the signature and docstring) and runs async ones on its event loop. Each
-``reset`` gives the rollout a fresh :class:`problems.python_tool.PythonSession` (its own ``/work``); the same
-session class serves Inspect's tool (``evals/python_tool.py``), so a policy meets one tool in training and eval.
+``reset`` gives the rollout a fresh :class:`python_tool.session.PythonSession` (its own ``/work``); the same
+session class serves Inspect's tool (``python_tool/inspect_tool.py``), so a policy meets one tool in training and eval.
 
 A sandbox that fails (not the program: :class:`rewards.sandbox.SandboxError`) would reach the policy as TRL's
 ``{"error": ...}`` text; the environment records it and :func:`tool_metrics` raises it after the batch.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import weakref
 
-from problems.python_tool import (
+from python_tool.session import (
     CODE_DESCRIPTION,
     TOOL_DESCRIPTION,
     PythonSession,
@@ -80,7 +81,7 @@ def environment_factory(limits: ToolLimits):
 def tool_schemas(limits: ToolLimits) -> list[dict]:
     """The JSON schema of each tool, as ``apply_chat_template`` renders the environment methods GRPOTrainer passes
     (the warm start's transcripts and the server length check render prompts with them)."""
-    from transformers.utils import get_json_schema
+    from transformers.utils import get_json_schema  # seconds: train.config (its --help) imports this module
 
     return [get_json_schema(PythonToolEnvironment(limits).python)]
 
@@ -116,7 +117,17 @@ TOOL_CONFIG_KEYS = (
     "chat_template_kwargs",
 )
 """The config keys (script and training arguments, as run.json records them) that shape a run's tool turns: what
-the tool evals read (``evals/tool_turns.py``)."""
+the tool evals read (``python_tool/turns.py``)."""
+
+
+def tool_limits(script_args) -> ToolLimits:
+    """The run's tool limits from its config (the ``tool_*`` keys of ScriptArguments)."""
+    return ToolLimits(
+        timeout_s=float(script_args.tool_timeout_s),
+        memory_mb=int(script_args.tool_memory_mb),
+        output_chars=int(script_args.tool_output_chars),
+        max_calls=int(script_args.tool_max_calls),
+    )
 
 
 def tool_config(values: dict) -> dict | None:
@@ -128,24 +139,7 @@ def tool_config(values: dict) -> dict | None:
 
 def tool_rounds(tool_max_calls: int, max_tool_calling_iterations: int | None) -> int:
     """How many rounds of tool calls TRL's loop runs (``max_tool_calling_iterations``; unset: ``tool_max_calls + 1``,
-    so the last round shows the call limit). The tool evals stop at the same round (``evals/tool_turns.py``)."""
+    so the last round shows the call limit). The tool evals stop at the same round (``python_tool/turns.py``)."""
     if max_tool_calling_iterations is not None:
         return int(max_tool_calling_iterations)
     return int(tool_max_calls) + 1
-
-
-def trainer_tool_kwargs(script_args, model_args, training_args) -> dict:
-    """GRPOTrainer's tool arguments for a config with ``tools`` (empty without): the environment factory and the
-    tokenizer with a template that can call tools (``train/config/tool_checks.py``). Caps TRL's tool rounds at
-    ``tool_max_calls + 1`` when ``max_tool_calling_iterations`` is unset: the last round shows the call limit."""
-    if not script_args.tools:
-        return {}
-    from train.config.tool_checks import tool_limits, tool_tokenizer
-
-    training_args.max_tool_calling_iterations = tool_rounds(
-        script_args.tool_max_calls, training_args.max_tool_calling_iterations
-    )
-    return {
-        "environment_factory": environment_factory(tool_limits(script_args)),
-        "processing_class": tool_tokenizer(script_args, model_args, training_args),
-    }

@@ -7,21 +7,21 @@ an eval that does it differently scores another policy than the one the rewards 
 module repeats:
 
 1. **The prompt**: the chat template rendered with ``tools=`` the environment's public methods
-   (``train/tools.PythonToolEnvironment.python``), whose schema transformers writes from the signature and docstring
+   (``python_tool/trl_environment.PythonToolEnvironment.python``), whose schema transformers writes from the signature and docstring
    (``get_json_schema``), then ``apply_chat_template(..., tokenize=True)``. Inspect's ``hf`` provider writes the
    schema from Inspect's ``ToolInfo`` instead (no ``"type": "function"`` wrapper, ``"additionalProperties": false``,
    no ``"return"``): another prompt. Here the task's tools must be the training tools (same names and descriptions,
    the run's limits), and the prompt is rendered with the training tools themselves.
 2. **Later turns are not re-rendered**: TRL feeds the previous turn's ids + the generated ids (through the first
    end-of-sequence token) + the ids of the tool results and the next assistant header (TRL's own
-   ``_get_tool_suffix_ids``, through ``train/trl_seams.tool_suffix_ids``). Re-rendering the conversation would write
+   ``_get_tool_suffix_ids``, through ``python_tool/seams.tool_suffix_ids``). Re-rendering the conversation would write
    the call back as the template's canonical JSON and tokenize text the policy generated token by token.
 3. **Parsing**: ``trl.chat_template_utils.parse_response`` with the tokenizer's response template (the one training
-   set: ``train/config/tool_checks.apply_tool_template``, else TRL's ``add_response_schema``). Its ``content`` is the
+   set: ``python_tool/chat_template.apply_tool_template``, else TRL's ``add_response_schema``). Its ``content`` is the
    message's text and its ``tool_calls`` become Inspect ``ToolCall`` s (stop reason ``tool_calls``), which Inspect runs
-   in the sandbox (``evals/python_tool.py``) before asking again.
+   in the sandbox (``python_tool/inspect_tool.py``) before asking again.
 4. **Limits**: at most ``max_tool_calling_iterations`` rounds of calls (unset: ``tool_max_calls + 1``,
-   ``train/tools.tool_rounds``); calls in a turn after the last round are not run and the completion ends there (they
+   ``python_tool/trl_environment.tool_rounds``); calls in a turn after the last round are not run and the completion ends there (they
    are kept in the message's metadata, ``tool_calls_not_run``). The completion budget (``max_completion_length`` in
    training, the task's ``max_tokens`` here) counts every token after the prompt, tool results included: a later turn
    gets what is left, and tool results that leave no room end the completion (an empty last turn, stop reason
@@ -48,9 +48,19 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from inspect_ai.tool import ToolCall, ToolInfo
+from transformers.utils import get_json_schema
+from trl.chat_template_utils import (
+    add_response_schema,
+    get_training_chat_template,
+    is_chat_template_prefix_preserving,
+    parse_response,
+)
 
-from problems.python_tool import ToolLimits
-from train.tools import PythonToolEnvironment, tool_rounds
+from python_tool.chat_template import apply_tool_template, tool_calling_problem
+from python_tool.inspect_tool import offered_limits
+from python_tool.seams import sample_state, tool_suffix_ids
+from python_tool.session import ToolLimits
+from python_tool.trl_environment import PythonToolEnvironment, tool_rounds
 
 
 class ToolTurnError(ValueError):
@@ -63,12 +73,12 @@ class ToolSetting:
 
     limits: ToolLimits
     rounds: int  # TRL's max_tool_calling_iterations
-    tool_chat_template: str | None = None  # a shipped template name or a file (train/config/tool_checks.py)
+    tool_chat_template: str | None = None  # a shipped template name or a file (python_tool/chat_template.py)
     chat_template_kwargs: dict = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, values: Mapping[str, Any]) -> ToolSetting | None:
-        """From config values (``train.tools.TOOL_CONFIG_KEYS``; run.json's script and training sections merged);
+        """From config values (``python_tool.trl_environment.TOOL_CONFIG_KEYS``; run.json's script and training sections merged);
         None for a run without tools."""
         if not values.get("tools"):
             return None
@@ -142,14 +152,6 @@ class ToolTurns:
     """Render, parse and limit tool turns like TRL's tool loop, for one tokenizer and one run's tool setting."""
 
     def __init__(self, tokenizer, setting: ToolSetting, max_model_len: int | None = None) -> None:
-        from trl.chat_template_utils import (
-            add_response_schema,
-            get_training_chat_template,
-            is_chat_template_prefix_preserving,
-        )
-
-        from train.config.tool_checks import apply_tool_template, tool_calling_problem
-
         tokenizer = copy.deepcopy(tokenizer)  # the caller's (the trainer's processing_class) stays as it is
         apply_tool_template(tokenizer, setting.tool_chat_template)
         problem = tool_calling_problem(tokenizer)
@@ -176,15 +178,13 @@ class ToolTurns:
 
     def check_offer(self, tools: list[ToolInfo], tool_choice: Any) -> None:
         """The task's tools must be the training tools (by name and description), offered freely."""
-        from transformers.utils import get_json_schema
-
         trained = {schema["function"]["name"]: schema["function"] for schema in map(get_json_schema, self.tools)}
         for tool in tools:
             function = trained.get(tool.name)
             if function is None or function.get("description") != tool.description:
                 raise ToolTurnError(
                     f"the task offers the tool {tool.name!r}, which is not the tool this policy was trained with "
-                    f"({sorted(trained)}, problems/python_tool.py): offer it with evals/python_tool.py (-T tools=true)"
+                    f"({sorted(trained)}, python_tool/session.py): offer it with python_tool/inspect_tool.py (-T tools=true)"
                 )
             if sorted(tool.parameters.properties) != sorted(function["parameters"]["properties"]):
                 raise ToolTurnError(f"the task's {tool.name!r} tool takes other arguments than the trained one")
@@ -195,9 +195,6 @@ class ToolTurns:
     def check_limits(self) -> None:
         """The running sample's python tool must have the run's limits (the held-out evals pass them; a checkpoint
         eval takes them from ``-T``). Outside a sample (a direct ``generate`` call) there is nothing to check."""
-        from evals.inspect_seams import sample_state
-        from evals.python_tool import offered_limits
-
         state = sample_state()
         offered = offered_limits(state.tools) if state is not None else None
         trained = self.setting.limits
@@ -226,8 +223,6 @@ class ToolTurns:
     async def prompt(self, messages: list[ChatMessage]) -> Turn:
         """The ids for the next generation of this conversation: the task prompt, or the turn that called tools
         + the tool results (TRL's suffix ids)."""
-        from train.trl_seams import tool_suffix_ids
-
         last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
         if last_user is None:
             raise ToolTurnError("a tool conversation needs a user message (the task prompt)")
@@ -301,8 +296,6 @@ class ToolTurns:
     ) -> tuple[ChatMessageAssistant, str]:
         """The assistant message for ``completion`` (ids through the first end-of-sequence token; ``ended``: it
         has one) and the stop reason, parsed as TRL parses it."""
-        from trl.chat_template_utils import parse_response
-
         parsed = parse_response(self.tokenizer, completion, prefix=turn.ids, tools=self.tools) if completion else {}
         content = parsed.get("content") or ""
         calls = parsed.get("tool_calls") or []
