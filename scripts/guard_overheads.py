@@ -6,9 +6,24 @@ training steps' time, measured in one run (its log history).
 The computation is ``train/guards/overheads.py``.
 """
 
+import argparse
 import sys
+from pathlib import Path
 
-from train.guards.overheads import main
+from train.guards.overheads import report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run_dir", type=Path, help="a train/grpo.py output directory (finished or in progress)")
+    args = parser.parse_args(argv)
+    try:
+        print(report(args.run_dir))
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,7 +7,13 @@ The figure is drawn by ``train/artifacts/curve.py`` (tests import it from there)
 
 import sys
 
-from train.artifacts.curve import main
+from train.artifacts.curve import plot
+from train.artifacts.figures import plot_command
+
+
+def main() -> int:
+    return plot_command(__doc__, plot, (FileNotFoundError, ValueError))
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -5,17 +5,17 @@ log history.
 
 Reads ``log_history.json`` (written at the end of training) or, for a run still in progress or
 interrupted, the newest ``checkpoint-*/trainer_state.json``. Writes ``<run>/curve.png``.
-``scripts/plot_run.py`` is this module's command line.
+``scripts/plot_run.py`` is its command line (commands live in scripts/).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from problems.domains import held_out_metrics, plot_metrics
-from train.artifacts.figures import plot_command, save
+from train.artifacts.figures import save
+from train.guards.on_policy import BAND_METRIC, GAP_METRIC
 
 REWARD_SERIES = ("reward", "reward (weighted sum)", "-")
 
@@ -45,8 +45,6 @@ def on_policy_axis(ax, history: list[dict]) -> list:
     """The on-policy guard's probe gap and band (train/guards/on_policy.py) on a right-hand axis: legend handles
     (none when the run logged no check)."""
     from matplotlib.lines import Line2D
-
-    from train.guards.on_policy import BAND_METRIC, GAP_METRIC
 
     checks = [entry for entry in history if entry.get(GAP_METRIC) is not None]
     if not checks:
@@ -134,11 +132,3 @@ def figure(run_dir: Path):
 def plot(run_dir: Path, out: Path | None = None) -> Path:
     """Write the figure to ``out`` (default ``<run>/curve.png``)."""
     return save(figure(run_dir), out or run_dir / "curve.png")
-
-
-def main() -> int:
-    return plot_command(__doc__, plot, (FileNotFoundError, ValueError))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,7 +10,6 @@ each held-out eval ``eval_runtime`` (both outside ``step_time``).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from train.artifacts.curve import load_history
@@ -53,17 +52,3 @@ def report(run_dir: Path) -> str:
         f"reward-hacking alarm: {o['alarm_seconds']:.1f} s = {o['alarm_share']:.1%} of step time (added)",
     ]
     return "\n".join(lines) + "\n" + json.dumps(o)
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_dir", type=Path, help="a train/grpo.py output directory (finished or in progress)")
-    args = parser.parse_args(argv)
-    try:
-        print(report(args.run_dir))
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
