@@ -1,28 +1,30 @@
-"""One record per answer domain (math, code): everything training, the evals, the audit and the plot need.
+"""The table of answer domains (math, code, and any registered one): one ``Domain`` row each, and how rows register.
 
-A domain is the kind of answer a problem wants and how it is judged. Its record names the dataset
-sources that yield it, how problems load and become training rows (the prompt builder included), the
-reward functions that can score it, the Inspect scorer its tasks use, which training score the rollout
-audit re-judges with which scorer, the per-step metrics the run plot draws, and the Inspect task a
-training run's held-out evals run (with that task's arguments for the problems a config does not train on). ``train/data/rows.py``,
-``train/config/`` (sources and reward names), ``evals/log_stats/rollout_audit.py`` and ``scripts/plot_run.py``
-read ``DOMAINS`` at use time. A domain of one's own needs no edit here: a module outside this package that defines a
-``Domain`` registers it through the entry point group ``verigrpo.domains`` of its own package (``name =
-"module:OBJECT"``, as Inspect's plugins register through ``inspect_ai``) or, without a package, through the
-environment (``VERIGRPO_DOMAINS=module:OBJECT[,module:OBJECT]``, the module on ``PYTHONPATH``). ``DOMAINS`` reads
-both the first time it is read; the built-in rows are declared in the same group (pyproject.toml).
+A domain is the kind of answer a problem wants and how it is judged. Its row names the dataset sources that yield
+it, how problems load and become training rows (the prompt builder included), the reward functions that score it
+(name -> function: this table is the one place a config's ``reward_funcs`` names are looked up), the Inspect scorer
+its tasks use, which training score the rollout audit re-judges with which scorer, the per-step metrics the run
+plot draws, and the Inspect task a training run's held-out evals run (with that task's arguments for the problems a
+config does not train on). ``train/data/rows.py``, ``train/config/`` (sources and reward names),
+``evals/log_stats/rollout_audit.py`` and ``scripts/plot_run.py`` read ``DOMAINS`` at use time.
 
-A row declares its judge in one of two ways. A built-in domain names functions registered elsewhere:
-``reward_names`` (``rewards.REWARD_FUNCS``) and ``scorer`` (a registered Inspect scorer) and ``eval_task``. A new
-domain gives ``grade(completion_text, target) -> float in [0, 1]`` instead, and the row derives the rest from that
-one function: the reward ``<name>_grade`` (reading the training row's ``answer`` column as the target), the scorer
+Every row registers the same way: a module that defines a ``Domain`` names it in the entry point group
+``verigrpo.domains`` of its package (``name = "module:OBJECT"``, as Inspect's plugins register through
+``inspect_ai``) or, without a package, in the environment (``VERIGRPO_DOMAINS=module:OBJECT[,module:OBJECT]``, the
+module on ``PYTHONPATH``). The built-in rows are two such modules, ``problems/math_domain.py`` and
+``problems/code_domain.py``, declared in this project's ``pyproject.toml``; ``BUILTIN`` lists them too so that they
+come first, in that order, whatever an install's metadata holds. ``DOMAINS`` loads them all the first time it is
+read (a row's module imports this one).
+
+A row declares its judge in one of two ways. A built-in domain gives ``rewards`` (name -> TRL reward function, the
+plain functions of ``rewards``), ``scorer`` (a registered Inspect scorer) and ``eval_task``. A new domain gives
+``grade(completion_text, target) -> float in [0, 1]`` instead, and the row derives the rest from that one function:
+the reward ``<name>_grade`` (reading the training row's ``answer`` column as the target), the scorer
 ``verigrpo/domain_scorer``, the eval task ``evals/domain_task.py@domain_verified`` (``-T domain=<name>``) and the run
-plot's line for the reward, so its
-training reward and its eval metric are one function (docs/adding-a-domain.md; tests/integration/test_new_domain.py
-trains one step on a toy domain and evaluates it with ``inspect eval``). ``reward_funcs`` resolves reward names over
-both kinds.
+plot's line for the reward, so its training reward and its eval metric are one function (docs/adding-a-domain.md;
+tests/integration/test_new_domain.py trains one step on a toy domain and evaluates it with ``inspect eval``).
 
-Standard library, ``problems.math_data``, ``problems.code_data`` and ``rewards`` only: no Inspect, no torch.
+Standard library, ``problems.math_data`` and ``rewards.common`` only: no Inspect, no torch.
 """
 
 from __future__ import annotations
@@ -34,15 +36,13 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
-from problems.code_data import CodeProblem, load_code_problems
-from problems.math_data import SOURCES as MATH_SOURCES
-from problems.math_data import DatasetError, MathProblem, load_problems
-from records.rollout_format import train_score_name
-from rewards import REWARD_FUNCS, build_messages, get_reward_funcs
+from problems.math_data import DatasetError
 from rewards.common import completion_text
 
 DOMAIN_SCORER = "verigrpo/domain_scorer"  # a ``grade`` domain's scorer (evals/inspect_plugin), -S domain=<name>
 DOMAIN_TASK = "evals/domain_task.py@domain_verified"  # a ``grade`` domain's eval task, -T domain=<name>
+
+RewardFunc = Callable[..., list[float | None]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,7 +56,11 @@ class Domain:
     # (completion text, target) -> score in [0, 1]: a new domain's one judge, from which the row derives its reward
     # ``<name>_grade``, its scorer and its eval task (the training row then carries the target as "answer")
     grade: Callable[[str, str], float] | None = None
-    reward_names: frozenset[str] = frozenset()  # rewards.REWARD_FUNCS names that score this domain (and no other)
+    # the reward functions that score this domain (and no other), by the name a config's reward_funcs gives;
+    # a ``grade`` row's derived ``<name>_grade`` is added to them
+    rewards: Mapping[str, RewardFunc] = field(default_factory=dict)
+    # (reward, think) -> the reward with the run's <think> setting frozen in (None: its rewards take no setting)
+    with_think: Callable[[RewardFunc, str], RewardFunc] | None = None
     scorer: str = ""  # the registered Inspect scorer of its eval tasks (also the audit's re-scorer)
     # training score in a rollout log -> the key of the re-scorer's dict value that grades it
     audited: Mapping[str, str] = field(default_factory=dict)
@@ -74,11 +78,11 @@ class Domain:
 
     def __post_init__(self):
         if self.grade is None:
-            if not (self.reward_names and self.scorer):
-                raise ValueError(f"domain {self.name!r}: give grade, or reward_names and scorer")
+            if not (self.rewards and self.scorer):
+                raise ValueError(f"domain {self.name!r}: give grade, or rewards and scorer")
             return
         set_ = object.__setattr__  # frozen: the derived fields are set once, here
-        set_(self, "reward_names", frozenset(self.reward_names) | {self.grade_reward})
+        set_(self, "rewards", {**self.rewards, self.grade_reward: _grade_reward(self.grade, self.grade_reward)})
         set_(self, "scorer", self.scorer or DOMAIN_SCORER)
         set_(self, "eval_task", self.eval_task or DOMAIN_TASK)
         set_(self, "metrics", self.metrics or ((f"rewards/{self.grade_reward}/mean", f"{self.name} grade", "-."),))
@@ -88,32 +92,23 @@ class Domain:
         """The name of the reward a ``grade`` domain derives (``reward_funcs: [<name>_grade]``)."""
         return f"{self.name}_grade"
 
-    def rewards(self) -> dict[str, Callable[..., list[float | None]]]:
-        """The reward functions this row brings itself (name -> TRL reward function): its ``grade`` as a reward."""
-        if self.grade is None:
-            return {}
-        grade = self.grade
-
-        def reward(completions, answer, **kwargs) -> list[float]:
-            return [float(grade(completion_text(c), target)) for c, target in zip(completions, answer)]
-
-        reward.__name__ = self.grade_reward  # TRL logs rewards/<__name__>/mean
-        return {self.grade_reward: reward}
+    @property
+    def reward_names(self) -> frozenset[str]:
+        """The names of the rewards that score this domain."""
+        return frozenset(self.rewards)
 
 
-def _load_math(source: str, *, path=None, split="train", limit=None, seed=0, shuffle=False, **options) -> list:
-    return load_problems(source, path=path, split=split, limit=limit, seed=seed, shuffle=shuffle, **options)
+def _grade_reward(grade: Callable[[str, str], float], name: str) -> RewardFunc:
+    """``grade`` as a TRL reward function: each completion against the training row's ``answer``."""
+
+    def reward(completions, answer, **kwargs) -> list[float]:
+        return [float(grade(completion_text(c), target)) for c, target in zip(completions, answer)]
+
+    reward.__name__ = name  # TRL logs rewards/<__name__>/mean
+    return reward
 
 
-def _math_row(problem: MathProblem, num_shots: int) -> dict:
-    return {"prompt": build_messages(problem.question, num_shots), "answer": problem.answer, "id": problem.id}
-
-
-# sources whose problems come in a split training never sees; the others need eval_dataset_path
-HELD_OUT_SPLITS = {"arithmetic": "test", "gsm8k": "test"}
-
-
-def _held_out_file(config) -> str:
+def held_out_file(config) -> str:
     """The held-out file a source without a held-out split needs: ``eval_dataset_path``, not the training file."""
     path = getattr(config, "eval_dataset_path", None)
     if not path:
@@ -125,97 +120,6 @@ def _held_out_file(config) -> str:
         raise DatasetError(f"eval_dataset_path is the training file ({path}): held-out problems must be others")
     return path
 
-
-def _math_held_out(config, problems: int | None, max_tokens: int) -> dict:
-    """``math_verified`` arguments: the source's held-out split (arithmetic: the 'test' problems of the same
-    generator, operations, range and seed) or ``eval_dataset_path``; the training prompt and think setting."""
-    source = config.dataset
-    args = {"dataset": source, "limit": problems, "num_shots": config.num_shots, "think": config.think}
-    split = HELD_OUT_SPLITS.get(source)
-    if split is not None and getattr(config, "eval_dataset_path", None) is None:
-        if config.dataset_split == split:
-            raise DatasetError(
-                f"dataset_split is {split!r}, the split held-out evals use: train on 'train', or give the "
-                "held-out problems with eval_dataset_path"
-            )
-        args["split"] = split
-    else:
-        if source == "arithmetic":
-            raise DatasetError("eval_dataset_path: arithmetic's held-out problems are its generated 'test' split")
-        args["path"] = _held_out_file(config)
-    if source == "arithmetic":
-        args.update(
-            seed=config.dataset_seed,
-            operations=",".join(config.arithmetic_operations),  # as `-T operations=...` takes it
-            min_value=config.arithmetic_min_value,
-            max_value=config.arithmetic_max_value,
-            steps=config.arithmetic_steps,
-        )
-    if getattr(config, "tools", None):  # the tool training offered, with the run's limits (evals/tool_turns.py)
-        args.update(
-            tools=True,
-            tool_timeout_s=config.tool_timeout_s,
-            tool_memory_mb=config.tool_memory_mb,
-            tool_output_chars=config.tool_output_chars,
-            tool_max_calls=config.tool_max_calls,
-        )
-    return {**args, "max_tokens": max_tokens}
-
-
-def _math_tool_row(problem: MathProblem, num_shots: int) -> dict:
-    return {
-        "prompt": build_messages(problem.question, num_shots, tools=True),
-        "answer": problem.answer,
-        "id": problem.id,
-    }
-
-
-def _load_code(source: str, *, path=None, limit=None, **_ignored) -> list:
-    return load_code_problems(path, limit)  # one bundled set or a file: split, seed and shuffle do not apply
-
-
-def _code_row(problem: CodeProblem, num_shots: int) -> dict:
-    return {"prompt": problem.messages(), "tests": problem.tests, "id": problem.id}
-
-
-def _code_held_out(config, problems: int | None, max_tokens: int) -> dict:
-    """``code_verified`` arguments: the problems of ``eval_dataset_path`` (the bundled set is the training set)."""
-    return {"path": _held_out_file(config), "limit": problems, "max_tokens": max_tokens}
-
-
-MATH = Domain(
-    name="math",
-    sources=MATH_SOURCES,
-    problem_type=MathProblem,
-    load=_load_math,
-    training_row=_math_row,
-    reward_names=frozenset({"correctness", "format"}),
-    scorer="verigrpo/math_verifier",
-    audited={train_score_name("correctness"): "correct"},
-    metrics=(
-        ("rewards/correctness/mean", "correctness (verifier)", "--"),
-        ("rewards/format_reward/mean", "format rate", ":"),
-    ),
-    worked_examples=True,
-    eval_task="evals/math_task.py@math_verified",
-    held_out=_math_held_out,
-    eval_metric=("eval_correct/accuracy", "held-out accuracy"),
-    tool_row=_math_tool_row,
-)
-CODE = Domain(
-    name="code",
-    sources=("code",),
-    problem_type=CodeProblem,
-    load=_load_code,
-    training_row=_code_row,
-    reward_names=frozenset({"code_tests"}),
-    scorer="verigrpo/unit_test_scorer",
-    audited={train_score_name("code_tests"): "fraction"},
-    metrics=(("rewards/code_tests/mean", "unit tests passed (fraction)", "-."),),
-    eval_task="evals/code_task.py@code_verified",
-    held_out=_code_held_out,
-    eval_metric=("eval_fraction/mean", "held-out unit tests passed (fraction)"),
-)
 
 ENTRY_POINT_GROUP = "verigrpo.domains"
 DOMAINS_ENV = "VERIGRPO_DOMAINS"
@@ -229,9 +133,15 @@ class DomainRegistrationError(DatasetError):
     """A registered domain that does not load: names the entry point or variable and what went wrong."""
 
 
+# this project's rows, as its pyproject.toml declares them in the group: read first, so the table starts math, code
+BUILTIN = {"math": "problems.math_domain:MATH", "code": "problems.code_domain:CODE"}
+
+
 def _entry_points() -> list[EntryPoint]:
-    """The group's entry points, then ``VERIGRPO_DOMAINS``'s ``module:OBJECT`` items as entry points of their own."""
-    found = list(entry_points(group=ENTRY_POINT_GROUP))
+    """The built-in rows, the group's entry points, then ``VERIGRPO_DOMAINS``'s ``module:OBJECT`` items as entry
+    points of their own."""
+    found = [EntryPoint(name=name, value=value, group=ENTRY_POINT_GROUP) for name, value in BUILTIN.items()]
+    found += entry_points(group=ENTRY_POINT_GROUP)
     for item in filter(None, (part.strip() for part in os.environ.get(DOMAINS_ENV, "").split(","))):
         found.append(EntryPoint(name=item, value=item, group=DOMAINS_ENV))
     return found
@@ -252,11 +162,11 @@ def _load(entry: EntryPoint) -> Domain:
 
 
 class RegisteredDomains(dict):
-    """The table: the built-in rows, then every registered domain, loaded the first time the table is read (a domain's
-    module may import this one). A name given twice by different objects is an error naming both."""
+    """The table: every registered domain, the built-in ones first, loaded the first time the table is read (a
+    domain's module imports this one). A name given twice by different objects is an error naming both."""
 
-    def __init__(self, builtin):
-        super().__init__((domain.name, domain) for domain in builtin)
+    def __init__(self):
+        super().__init__()
         self.loaded = False
 
     def load_registered(self) -> None:
@@ -306,7 +216,7 @@ class RegisteredDomains(dict):
         return super().items()
 
 
-DOMAINS: dict[str, Domain] = RegisteredDomains((MATH, CODE))
+DOMAINS: dict[str, Domain] = RegisteredDomains()
 
 
 def all_sources() -> tuple[str, ...]:
@@ -327,33 +237,42 @@ def domain_of_problems(problems: list) -> Domain:
     for domain in DOMAINS.values():
         if problems and isinstance(problems[0], domain.problem_type):
             return domain
-    return MATH
+    return DOMAINS["math"]
 
 
-def domain_rewards() -> dict[str, Callable[..., list[float | None]]]:
-    """The reward functions the rows bring themselves (``grade`` domains), by name."""
-    return {name: func for domain in DOMAINS.values() for name, func in domain.rewards().items()}
+def reward_owners() -> dict[str, Domain]:
+    """Every reward name a config may use -> the row that brings it: the one reward-name table."""
+    return {name: domain for domain in DOMAINS.values() for name in domain.rewards}
 
 
 def reward_choices() -> list[str]:
-    """Every reward name a config may use: ``rewards.REWARD_FUNCS`` and the rows' own."""
-    return sorted({*REWARD_FUNCS, *domain_rewards()})
+    """Every reward name a config may use, sorted."""
+    return sorted(reward_owners())
 
 
 def unknown_reward_names(names: list[str] | tuple[str, ...]) -> list[str]:
-    """The names that are no reward function, built in or a row's own."""
-    known = reward_choices()
+    """The names that are no row's reward function."""
+    known = reward_owners()
     return [name for name in names if name not in known]
 
 
-def reward_funcs(names: list[str] | tuple[str, ...], think: str) -> list[Callable[..., list[float | None]]]:
-    """The reward functions for ``names`` in order (``rewards.get_reward_funcs`` for the built-in ones, ``think``
-    frozen into those that read an answer); an unknown name raises with the valid ones."""
-    own = domain_rewards()
+def reward_funcs(names: list[str] | tuple[str, ...], think: str) -> list[RewardFunc]:
+    """The reward functions for ``names`` in order, ``think`` frozen into those that read an answer (the same setting
+    the eval scorer takes as ``-S think=``); an unknown name raises with the valid ones.
+
+    >>> [f.__name__ for f in reward_funcs(["correctness", "format"], think="after_last_close")]
+    ['correctness', 'format_reward']
+    """
+    owners = reward_owners()
     unknown = unknown_reward_names(names)
     if unknown:
         raise ValueError(f"unknown reward function(s) {unknown}: valid names are {reward_choices()}; {HOW_TO_REGISTER}")
-    return [own[name] if name in own else get_reward_funcs([name], think=think)[0] for name in names]
+    funcs = []
+    for name in names:
+        domain = owners[name]
+        func = domain.rewards[name]
+        funcs.append(domain.with_think(func, think) if domain.with_think else func)
+    return funcs
 
 
 def reward_names_elsewhere(domain: Domain) -> frozenset[str]:
@@ -374,3 +293,12 @@ def plot_metrics() -> tuple[tuple[str, str, str], ...]:
 def held_out_metrics() -> tuple[tuple[str, str], ...]:
     """Every domain's held-out eval headline (log-history key, label): what the run plot marks per eval."""
     return tuple(domain.eval_metric for domain in DOMAINS.values() if domain.eval_metric)
+
+
+def __getattr__(name: str):
+    """``problems.domains:MATH`` and ``:CODE``: an install made before the built-in rows had their own modules names
+    them in its entry points until it is reinstalled (``make setup`` reinstalls when pyproject.toml changes)."""
+    if name in ("MATH", "CODE"):
+        module, _, attr = BUILTIN[name.lower()].partition(":")
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -36,8 +36,8 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback, set_seed
 
-from problems.domains import MATH
 from problems.math_data import MathProblem
+from problems.math_domain import MATH
 from python_tool.chat_template import TEMPLATE_DIR, template_text
 from python_tool.trl_environment import PythonToolEnvironment, tool_limits, tool_schemas
 from rewards.math.answer_format import tool_call_turns

@@ -9,11 +9,13 @@ shared pieces here:
 
 - ``__init__``: the public names (``is_correct``, ``grade``, ``extract_answer``, ``grade_code``, ...), re-exported
 - ``verdict``: ``Verdict`` (correct, answer, reason, explanation) and the ``Reason`` enum
-- ``registry``: the reward name -> function table configs use; ``unknown_rewards``, ``get_reward_funcs``
 - ``fingerprint``: the verigrpo version and a hash of the ``rewards/`` source, recorded in logs and checkpoints
 - ``common``: helpers both wings use: ``completion_text``, ``run_blocking``, ``brief``/``clip`` (bounded messages)
 - ``reward_log``: why each reward paid (answer, reason, explanation), handed to TRL's ``log_extra``
 - ``scorecard``: precision/recall/latency of ``is_correct`` on a labeled JSONL (``python -m rewards.scorecard``)
+
+The reward functions here are plain functions; the names a config's ``reward_funcs`` gives them belong to the domain
+rows that bring them (``problems/math_domain.py``, ``problems/code_domain.py``; the table is ``problems.domains``).
 
 Symbolic comparisons run in worker processes that start once per process (1-2 s of CPU). Importing
 ``rewards`` starts nothing; ``warm_up()`` starts them where that cost is expected (the trainer calls it while
@@ -45,7 +47,6 @@ from rewards.math.worker_pool import (
     VerifierUnavailable,
     warm_up,
 )
-from rewards.registry import REWARD_FUNCS, get_reward_funcs
 from rewards.sandbox import SandboxError, SandboxLimits, SandboxUnavailable
 from rewards.verdict import Reason, TestOutcome, Verdict
 
@@ -64,7 +65,6 @@ __all__ = [
     "grade_code_sync",
     "parse_test_spec",
     "tamper_markers",
-    "REWARD_FUNCS",
     "bind_think",
     "correctness",
     "THINK_MODES",
@@ -74,7 +74,6 @@ __all__ = [
     "VerifierTooSlow",
     "VerifierUnavailable",
     "format_reward",
-    "get_reward_funcs",
     "verifier_fingerprint",
     "verifier_id",
     "verigrpo_version",

@@ -81,18 +81,19 @@ def run_harness(steps: int, log_rollouts: bool) -> dict:
     """train/grpo.py main(), with the reward functions and the rollout recorder timed."""
     from inspect_ai.log import read_eval_log
 
-    import rewards
+    from problems.domains import DOMAINS
     from train.artifacts.rollout_log import RolloutRecorder
     from train.grpo import main
     from train.trainer import RecordingGRPOTrainer
 
-    originals = dict(rewards.REWARD_FUNCS)
+    tables = [domain.rewards for domain in DOMAINS.values()]  # the rows' reward tables, timed in place
+    originals = [dict(table) for table in tables]
     patched = {
         (RecordingGRPOTrainer, "_record"): RecordingGRPOTrainer._record,
         (RolloutRecorder, "flush"): RolloutRecorder.flush,
     }
-    for name, func in originals.items():
-        rewards.REWARD_FUNCS[name] = timed_into("rewards", func)
+    for table, original in zip(tables, originals):
+        table.update({name: timed_into("rewards", func) for name, func in original.items()})
     for (cls, attr), method in patched.items():
         setattr(cls, attr, timed_into("rollout_logging", method))
     SECONDS.update(rewards=0.0, rollout_logging=0.0)
@@ -104,7 +105,8 @@ def run_harness(steps: int, log_rollouts: bool) -> dict:
             logged = sum(len(read_eval_log(str(f)).samples) for f in files)
             size = sum(f.stat().st_size for f in files)
     finally:
-        rewards.REWARD_FUNCS.update(originals)
+        for table, original in zip(tables, originals):
+            table.update(original)
         for (cls, attr), method in patched.items():
             setattr(cls, attr, method)
     return {"steps": step_times(result["log_history"]), **SECONDS, "logged": logged, "bytes": size}

@@ -69,6 +69,8 @@ for kind, name in [("scorer", "verigrpo/math_verifier"), ("scorer", "verigrpo/un
                    ("sandboxenv", "verigrpo/bwrap"), ("modelapi", "verigrpo/verigrpo"),
                    ("modelapi", "verigrpo/verigrpo-policy")]:
     assert registry_lookup(kind, name) is not None, (kind, name)
+from problems.domains import DOMAINS, reward_choices
+assert list(DOMAINS)[:2] == ["math", "code"] and reward_choices() == ["code_tests", "correctness", "format"]
 print("ok")
 """
 

@@ -44,3 +44,15 @@ def test_the_scorer_file_still_defines_its_scorers():
 
     assert registry_lookup("scorer", "math_verifier") is not None
     assert registry_lookup("scorer", "unit_test_scorer") is not None
+
+
+@pytest.mark.parametrize("value", ["problems.domains:MATH", "problems.domains:CODE"])
+def test_an_install_made_before_the_rows_moved_still_loads_them(value):
+    """An install's entry points name the built-in rows where pyproject.toml put them at install time
+    (``problems.domains:MATH``) until it is reinstalled: they load the rows of problems/math_domain.py, code_domain.py."""
+    from importlib.metadata import EntryPoint
+
+    from problems import domains
+
+    name = value.rpartition(":")[2].lower()
+    assert domains._load(EntryPoint(name, value, domains.ENTRY_POINT_GROUP)) is domains.DOMAINS[name]

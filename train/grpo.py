@@ -4,8 +4,8 @@
     python train/grpo.py --config configs/cpu-smollm2.yaml --max_steps 2 # any key can be overridden
     python train/grpo.py --help                                          # every key
 
-The reward functions are ``rewards.REWARD_FUNCS`` and the prompt is ``rewards.build_messages``,
-imported unchanged, so ``inspect eval evals/`` scores the checkpoint with the function that
+The reward functions are ``rewards``' (by the names the domain rows give them, ``problems.domains``) and the
+prompt is ``rewards.build_messages``, imported unchanged, so ``inspect eval evals/`` scores the checkpoint with the function that
 rewarded it. Every save holds the adapter, the tokenizer (with its chat template) and run.json.
 """
 

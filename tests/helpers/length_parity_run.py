@@ -6,10 +6,10 @@ every step moves the policy (grad_norm > 0)."""
 
 import sys
 
-import rewards
+from problems.math_domain import MATH
 from tests.helpers.training import length_parity
 from train.grpo import cli
 
 if __name__ == "__main__":  # vLLM's workers re-import the main module
-    rewards.REWARD_FUNCS["length_parity"] = length_parity
+    MATH.rewards["length_parity"] = length_parity
     sys.exit(cli(sys.argv[1:]))

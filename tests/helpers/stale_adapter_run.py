@@ -6,7 +6,7 @@ can train on it (every step then moves the policy)."""
 
 import sys
 
-import rewards
+from problems.math_domain import MATH
 from tests.helpers.training import length_parity
 from train.engines.colocated import AdapterSyncGeneration
 from train.grpo import cli
@@ -21,5 +21,5 @@ def load_only_the_first(self, name, version, path):
 
 if __name__ == "__main__":  # vLLM's workers re-import the main module
     AdapterSyncGeneration.load_adapter = load_only_the_first
-    rewards.REWARD_FUNCS["length_parity"] = length_parity  # reward variance: every step moves the policy
+    MATH.rewards["length_parity"] = length_parity  # reward variance: every step moves the policy
     sys.exit(cli(sys.argv[1:]))

@@ -18,9 +18,9 @@ from train.data.rows import held_out_task_args
 def test_cli_eval_of_a_trained_checkpoint_matches_the_demos_as_trained_eval(tmp_path, monkeypatch, cpu_model):
     """A real 2-step run; the demo's printed command (a subprocess) and the demo's in-process "4-bit (as
     trained)" eval write the same completions and grades, greedy, on the same problems."""
-    import rewards
+    from problems.math_domain import MATH
 
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     run = tmp_path / "run"
     tiny_run(run)
 

@@ -6,7 +6,7 @@ from contextlib import nullcontext
 
 import pytest
 
-import rewards
+from problems.math_domain import MATH
 from tests.helpers.training import length_parity, tiny_run
 from train.trainer import RecordingGRPOTrainer
 
@@ -15,7 +15,7 @@ KEYS = ("reward", "grad_norm", "entropy", "num_tokens", "completions/mean_length
 
 @pytest.mark.slow
 def test_sped_up_rollouts_train_exactly_as_plain_rollouts(tmp_path, cpu_model, monkeypatch):
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     fast = tiny_run(tmp_path / "fast")
     monkeypatch.setattr(RecordingGRPOTrainer, "generating", lambda self: nullcontext())
     plain = tiny_run(tmp_path / "plain")

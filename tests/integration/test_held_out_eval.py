@@ -9,6 +9,7 @@ import json
 import pytest
 
 import rewards
+from problems.math_domain import MATH
 from tests.helpers.training import length_parity, tiny_run
 from train.artifacts import curve
 
@@ -32,7 +33,7 @@ def test_a_run_with_held_out_evals_writes_inspect_logs_and_draws_them(tmp_path, 
 
     from evals.checkpoint_model import resolve_run_dir
 
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     run = tmp_path / "run"
     result = tiny_run(run, *EVALS_ON)
     assert result["global_step"] == 2 and len(training_entries(result["log_history"])) == 2
@@ -97,7 +98,7 @@ def test_a_run_with_held_out_evals_writes_inspect_logs_and_draws_them(tmp_path, 
 
 def test_without_the_key_there_are_no_evals(tmp_path, cpu_model, monkeypatch):
     """``eval_steps`` alone does not evaluate (transformers' rule: ``eval_strategy`` turns evaluation on)."""
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     result = tiny_run(tmp_path / "run", "--max_steps", "1", "--eval_steps", "1")
     assert result["global_step"] == 1
     assert not (tmp_path / "run" / "evals").exists()
@@ -108,7 +109,7 @@ def test_without_the_key_there_are_no_evals(tmp_path, cpu_model, monkeypatch):
 @pytest.mark.slow
 def test_held_out_evals_do_not_change_what_a_seeded_run_trains(tmp_path, cpu_model, monkeypatch):
     """What the eval should guarantee: same completions, same rewards and gradients as the run without evals."""
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     with_evals = tiny_run(tmp_path / "on", *EVALS_ON)
     without = tiny_run(tmp_path / "off")
     keys = ("reward", "grad_norm", "entropy", "num_tokens", "completions/mean_length")

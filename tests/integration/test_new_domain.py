@@ -67,7 +67,7 @@ def parity_domain(monkeypatch):
 def test_the_row_derives_its_reward_scorer_and_task():
     assert PARITY.reward_names == {"parity_grade"}
     assert (PARITY.scorer, PARITY.eval_task) == ("verigrpo/domain_scorer", "evals/domain_task.py@domain_verified")
-    (reward,) = PARITY.rewards().values()
+    (reward,) = PARITY.rewards.values()
     assert reward.__name__ == "parity_grade"
     assert reward(["It is even", "odd", [{"role": "assistant", "content": "even."}]], answer=["even"] * 3) == [
         1.0,

@@ -15,11 +15,11 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def default_run(tmp_path_factory):
-    import rewards
+    from problems.math_domain import MATH
 
     run = tmp_path_factory.mktemp("replay") / "run"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+        patch.setitem(MATH.rewards, "length_parity", length_parity)
         result = tiny_run(run, "--max_steps", "3", "--save_steps", "2")  # no log_replay_batches: the default records
     return run, result
 
@@ -38,9 +38,9 @@ def test_every_step_is_recorded_by_default(default_run):
 
 @pytest.mark.parametrize(("step", "start"), [(3, 2), (2, 0), (1, 0)])
 def test_a_step_replays_exactly_from_the_nearest_checkpoint_before_it(default_run, step, start, monkeypatch):
-    import rewards
+    from problems.math_domain import MATH
 
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     run, result = default_run
     replayed = replay(run, step)
     assert replayed["from"] == start

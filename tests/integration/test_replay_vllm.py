@@ -8,7 +8,7 @@ replay builds the trainer with the engine off, here in the test's process.
 import pytest
 import torch
 
-import rewards
+from problems.math_domain import MATH
 from tests.helpers import CPU_CONFIG
 from tests.helpers.training import LENGTH_PARITY_REWARDS, length_parity, run_script
 from train.replay import main
@@ -36,7 +36,7 @@ def test_a_vllm_run_replays_exactly_without_an_engine(tmp_path, monkeypatch, cap
     assert not torch.all(ratios == 1), ratios  # the correction weighs this step's loss: the replay must apply it
     assert all("sampling_per_token_logps" in entry["inputs"] for entry in entries)
 
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     assert main([str(out), "--step", "2", "--counterfactual"]) == 0
     printed = capsys.readouterr().out
     logged = [line for line in printed.splitlines() if line.startswith("step 2 ")]

@@ -16,8 +16,8 @@ import torch  # noqa: E402
 from inspect_ai.log import read_eval_log  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
-import rewards  # noqa: E402
 import train.trainer  # noqa: E402
+from problems.math_domain import MATH  # noqa: E402
 from tests.helpers import MODEL  # noqa: E402
 from tests.helpers.training import length_parity, tiny_run  # noqa: E402
 
@@ -53,7 +53,7 @@ def dtypes(checkpoint):
 
 @pytest.mark.usefixtures("cpu_model")
 def test_killed_and_resumed_run_matches_a_straight_run(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     straight = tiny_run(tmp_path / "straight", "--max_steps", "3")
 
     original_on_save = train.trainer.RolloutFlushCallback.on_save

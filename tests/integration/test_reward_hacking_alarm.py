@@ -10,6 +10,7 @@ import re
 import pytest
 
 import rewards
+from problems.math_domain import MATH
 from tests.helpers.training import length_parity, tiny_run
 from train.guards.reward_hacking import RewardHacking
 from train.replay import main, replay
@@ -32,8 +33,8 @@ def lenient_run(cpu_model, tmp_path_factory):
     run = tmp_path_factory.mktemp("lenient") / "run"
     printed = io.StringIO()
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
-        patch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
-        patch.setitem(rewards.REWARD_FUNCS, "correctness", lenient_correctness)
+        patch.setitem(MATH.rewards, "length_parity", length_parity)
+        patch.setitem(MATH.rewards, "correctness", lenient_correctness)
         result = tiny_run(
             run, "--log_replay_batches", "true", "--reward_weights", "1.0", "1.0", "0.0", "--exploit_probe", "false"
         )
@@ -82,7 +83,7 @@ def test_a_replayed_step_equals_the_logged_loss_and_grad_norm(lenient_run, capsy
     """The replay is exact; its counterfactual with the real verifier (correctness as it is, not the lenient one the
     run trained with) changes exactly the rewards the lenient reward paid and the verifier rejects, and the loss."""
     run, _, result = lenient_run
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)  # the run's config names it
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)  # the run's config names it
     assert sorted(p.name for p in (run / "replay").iterdir()) == ["step-000001.pt", "step-000002.pt"]
     (logged,) = [e for e in result["log_history"] if e.get("step") == 2 and "loss" in e]
     assert logged["grad_norm"] > 0  # a step that learned something
@@ -103,8 +104,8 @@ def test_a_replayed_step_equals_the_logged_loss_and_grad_norm(lenient_run, capsy
 @pytest.mark.slow  # another replay (~40 s on a busy machine); the default suite runs the verifier's counterfactual
 def test_with_the_runs_own_reward_the_counterfactual_is_the_replay(lenient_run, monkeypatch):
     run, _, _ = lenient_run
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "correctness", lenient_correctness)  # the reward the run paid with
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "correctness", lenient_correctness)  # the reward the run paid with
     result = replay(run, 2, counterfactual=True)
     counterfactual = result["counterfactual"]
     assert counterfactual["changed_rewards"] == [] and counterfactual["changed_advantages"] == []
@@ -115,8 +116,8 @@ def test_with_the_runs_own_reward_the_counterfactual_is_the_replay(lenient_run, 
 # slow (~1 min quiet, 1.3 min measured on a busy machine: another tiny run); the default suite sees the alarm warn above
 @pytest.mark.slow
 def test_with_the_key_the_alarm_stops_the_run_at_its_first_save(tmp_path, cpu_model, monkeypatch, capsys):
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "correctness", lenient_correctness)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "correctness", lenient_correctness)
     run = tmp_path / "run"
     with pytest.raises(RewardHacking, match=r"stopped the run at step 1: the reward paid \d+ of \d+ paid") as caught:
         tiny_run(run, "--max_steps", "3", "--stop_on_reward_hacking", "true", "--exploit_probe", "false")

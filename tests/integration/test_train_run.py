@@ -6,6 +6,7 @@ import math
 import pytest
 
 import rewards
+from problems.math_domain import MATH
 from records.run_manifest import read_run_manifest
 from tests.helpers import REPO
 from tests.helpers.training import length_parity, tiny_run
@@ -14,7 +15,7 @@ from train.grpo import main
 
 
 def test_two_real_grpo_steps_learn_and_save(tmp_path, cpu_model, monkeypatch):
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     result = tiny_run(tmp_path / "run")
     steps = [e for e in result["log_history"] if "grad_norm" in e]
     assert result["global_step"] == 2 and len(steps) == 2
@@ -58,7 +59,7 @@ def test_two_real_grpo_steps_learn_and_save(tmp_path, cpu_model, monkeypatch):
     assert model.active_adapter == "default"
 
     # resume from the saved step: continues at step 2 and stops at 3
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "length_parity", length_parity)
+    monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     resumed = tiny_run(run, "--max_steps", "3", "--resume_from_checkpoint", str(run / "checkpoint-2"))
     assert resumed["global_step"] == 3
     assert [e["step"] for e in resumed["log_history"] if "grad_norm" in e][-1] == 3

@@ -1,12 +1,19 @@
-"""problems/domains.py: a third answer domain is one table row, and training data, the audit and the plot see it."""
+"""problems/domains.py: a third answer domain is one table row, and training data, the audit and the plot see it; the
+built-in rows are registered the way a new one is, and the rows' rewards are the one reward-name table."""
 
 from dataclasses import dataclass
+from importlib.metadata import EntryPoint
 from types import SimpleNamespace
 
 import pytest
+import tomllib
 
+import rewards
 from problems import domains
-from problems.domains import CODE, DOMAINS, MATH, Domain
+from problems.code_domain import CODE
+from problems.domains import DOMAINS, Domain
+from problems.math_domain import MATH
+from tests.helpers import REPO
 
 
 @dataclass(frozen=True)
@@ -27,13 +34,17 @@ def _row(problem, num_shots):
     return {"prompt": [{"role": "user", "content": problem.question}], "answer": problem.answer, "id": problem.id}
 
 
+def choice_match(completions, answer, **kwargs):
+    return [float(str(c).strip()[:1] == a) for c, a in zip(completions, answer)]
+
+
 TOY = Domain(
     name="choice",
     sources=("choice_toy",),
     problem_type=Choice,
     load=_load,
     training_row=_row,
-    reward_names=frozenset({"choice_match"}),
+    rewards={"choice_match": choice_match},
     scorer="verigrpo/choice_scorer",
     audited={"train_choice_match": "correct"},
     metrics=(("rewards/choice_match/mean", "choice accuracy", "-."),),
@@ -146,11 +157,11 @@ def test_a_graded_row_derives_reward_scorer_and_task():
     assert GRADED.reward_names == {"letter_grade"} and GRADED.scorer == domains.DOMAIN_SCORER
     assert GRADED.eval_task == domains.DOMAIN_TASK
     assert GRADED.metrics == (("rewards/letter_grade/mean", "letter grade", "-."),)  # the run plot's line
-    assert MATH.rewards() == {} and CODE.rewards() == {}  # built-in rows name functions registered elsewhere
+    assert "letter_grade" not in domains.reward_choices()  # a row not in the table brings nothing to it
 
 
 def test_a_row_without_a_judge_is_refused():
-    with pytest.raises(ValueError, match="domain 'nothing': give grade, or reward_names and scorer"):
+    with pytest.raises(ValueError, match="domain 'nothing': give grade, or rewards and scorer"):
         Domain(name="nothing", sources=("x",), problem_type=Choice, load=_load, training_row=_row)
 
 
@@ -196,15 +207,17 @@ def test_the_built_in_domains_are_declared_in_the_entry_point_group():
 
 
 def fresh_table(monkeypatch, entries):
-    monkeypatch.setattr(domains, "_entry_points", lambda: entries)
-    return domains.RegisteredDomains((MATH, CODE))
+    """A table that reads the built-in rows, then ``entries``."""
+    builtin = [EntryPoint(name, value, domains.ENTRY_POINT_GROUP) for name, value in domains.BUILTIN.items()]
+    monkeypatch.setattr(domains, "_entry_points", lambda: [*builtin, *entries])
+    return domains.RegisteredDomains()
 
 
 def test_an_entry_point_registers_a_domain_on_first_read(monkeypatch, outside_module):
     from importlib.metadata import EntryPoint
 
     table = fresh_table(monkeypatch, [EntryPoint("letter", f"{outside_module}:TOY", domains.ENTRY_POINT_GROUP)])
-    assert dict.__len__(table) == 2  # nothing loaded before the table is read
+    assert dict.__len__(table) == 0  # nothing loaded before the table is read
     assert list(table) == ["math", "code", "letter"] and table["letter"] is GRADED
 
 
@@ -259,3 +272,63 @@ def test_unknown_names_say_how_to_register():
         check_rewards(SimpleNamespace(reward_funcs=["div3_grade"], think="none"), SimpleNamespace(reward_weights=None))
     with pytest.raises(domains.DatasetError, match=rf"domain 'div3' is not registered: choose from \[\]; .*{how}"):
         graded_domain("div3")
+
+
+# --- one reward-name table: the rows' rewards; the built-in rows registered as a new one is ---
+
+
+def test_the_built_in_rows_bring_rewards_plain_functions():
+    """The names a config gives are the rows' (math: correctness, format; code: code_tests), each naming one of
+    ``rewards``' plain functions; ``rewards`` itself keeps no name table."""
+    assert dict(MATH.rewards) == {"correctness": rewards.correctness, "format": rewards.format_reward}
+    assert dict(CODE.rewards) == {"code_tests": rewards.code_tests}
+    assert domains.reward_owners() == {"correctness": MATH, "format": MATH, "code_tests": CODE}
+    assert domains.reward_funcs(["correctness", "format", "code_tests"], think="none") == [
+        rewards.correctness,
+        rewards.format_reward,
+        rewards.code_tests,
+    ]
+    assert not hasattr(rewards, "REWARD_FUNCS") and not hasattr(rewards, "get_reward_funcs")
+
+
+@pytest.mark.parametrize(
+    ("names", "think", "bound"),
+    [
+        (["correctness", "format"], "after_last_close", ["correctness", "format_reward"]),
+        (["code_tests", "correctness"], "after_last_close", ["correctness"]),
+        (["format", "code_tests"], "none", []),  # "none" is the plain function itself
+    ],
+)
+def test_the_think_setting_reaches_only_the_rewards_that_read_an_answer(names, think, bound):
+    funcs = domains.reward_funcs(names, think=think)
+    assert [f.__name__ for f in funcs if getattr(f, "think", None) == think] == bound
+    assert all(f is rewards.code_tests for name, f in zip(names, funcs) if name == "code_tests")
+
+
+def test_a_reward_a_test_puts_in_a_row_is_a_name_a_config_may_give(monkeypatch):
+    """The trainer's tests add a reward to the math row (``MATH.rewards``): resolved like the built-in ones, and
+    refused for another domain's data."""
+    monkeypatch.setitem(MATH.rewards, "length_parity", choice_match)
+    assert domains.reward_funcs(["length_parity"], think="after_last_close") == [choice_match]
+    assert "length_parity" in domains.reward_names_elsewhere(CODE)
+
+
+@pytest.mark.parametrize("names", [["accuracy"], ["correctness", "Correctness"], ["correctness_grade"]])
+def test_an_unknown_reward_name_lists_the_valid_ones_and_how_to_register(names):
+    with pytest.raises(ValueError) as raised:
+        domains.reward_funcs(names, think="none")
+    message = str(raised.value)
+    assert "valid names are ['code_tests', 'correctness', 'format']" in message
+    assert "'verigrpo.domains'" in message and "VERIGRPO_DOMAINS=module:OBJECT" in message
+
+
+def test_the_built_in_rows_are_registered_as_pyproject_declares_them():
+    """pyproject.toml's entry points in the group are the built-in rows, each its own module (problems/math_domain.py,
+    problems/code_domain.py), loaded by the loader every registered domain goes through; the table starts with them."""
+    group = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"][domains.ENTRY_POINT_GROUP]
+    assert group == domains.BUILTIN
+    for name, value in group.items():
+        row = domains._load(EntryPoint(name=name, value=value, group=domains.ENTRY_POINT_GROUP))
+        assert DOMAINS[name] is row and row.name == name
+        assert value.partition(":")[0] == f"problems.{name}_domain"
+    assert list(DOMAINS)[:2] == ["math", "code"]

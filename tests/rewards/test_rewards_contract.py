@@ -1,4 +1,4 @@
-"""TRL reward-function contract tests for every function in the name table."""
+"""TRL reward-function contract tests for every function in the name table (the domain rows' rewards)."""
 
 import asyncio
 import logging
@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import rewards
-from rewards import REWARD_FUNCS, correctness, format_reward, get_reward_funcs
+from problems.domains import reward_funcs, reward_owners
+from rewards import correctness, format_reward
 
 COMPLETIONS = ["2 + 2 = 4\nANSWER: 4", "ANSWER: 5", "I think it is four", "\\boxed{4}", "ANSWER: 4\nANSWER: 5"]
 ANSWERS = ["4"] * len(COMPLETIONS)
@@ -28,6 +29,7 @@ CASES = {
     "format": (COMPLETIONS, {"answer": ANSWERS}, [1.0, 1.0, 0.0, 1.0, 0.0]),
     "code_tests": (CODE_COMPLETIONS, {"tests": [CODE_TESTS] * 5}, [1.0, 0.5, 0.0, 0.0, 0.5]),
 }
+ROW_REWARDS = {name: domain.rewards[name] for name, domain in reward_owners().items()}  # every name a config may give
 TRL_KWARGS = {
     "prompts": ["q"] * len(COMPLETIONS),
     "completion_ids": [[1, 2]] * len(COMPLETIONS),
@@ -40,14 +42,14 @@ TRL_KWARGS = {
 
 
 def test_every_registered_reward_has_contract_cases():
-    assert set(CASES) == set(REWARD_FUNCS)
+    assert set(CASES) == set(ROW_REWARDS)
 
 
-@pytest.fixture(params=sorted(REWARD_FUNCS))
+@pytest.fixture(params=sorted(ROW_REWARDS))
 def named(request):
     if request.param == "code_tests":
         request.getfixturevalue("needs_sandbox")
-    return request.param, REWARD_FUNCS[request.param]
+    return request.param, ROW_REWARDS[request.param]
 
 
 def test_values_and_extra_kwargs_ignored(named):
@@ -107,10 +109,10 @@ def test_length_mismatch_is_an_error():
         correctness(completions=["a", "b"], answer=["1"])
 
 
-def test_registry_resolves_names_and_rejects_unknown():
-    assert get_reward_funcs(["correctness", "format"]) == [correctness, format_reward]
+def test_the_table_resolves_names_and_rejects_unknown():
+    assert reward_funcs(["correctness", "format"], think="none") == [correctness, format_reward]
     with pytest.raises(ValueError, match=r"valid names are \['code_tests', 'correctness', 'format'\]"):
-        get_reward_funcs(["correctness", "accuracy"])
+        reward_funcs(["correctness", "accuracy"], think="none")
 
 
 def test_rewards_imports_light_and_fast():

@@ -13,10 +13,10 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from problems.domains import all_sources
+from problems.domains import all_sources, reward_choices
 from problems.math_data import ARITHMETIC_DEFAULTS
 from problems.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
-from rewards import REWARD_FUNCS, THINK_MODES, WORKED_EXAMPLES
+from rewards import THINK_MODES, WORKED_EXAMPLES
 
 SOURCES = all_sources()  # as of import, for the --dataset help text (problems/domains.py: one record per domain)
 
@@ -55,7 +55,7 @@ class ScriptArguments:
         metadata={"help": f"worked examples in the prompt, 0 to {len(WORKED_EXAMPLES)} (rewards.WORKED_EXAMPLES)"},
     )
     reward_funcs: list[str] = field(
-        default_factory=lambda: ["correctness", "format"], metadata={"help": f"names from {sorted(REWARD_FUNCS)}"}
+        default_factory=lambda: ["correctness", "format"], metadata={"help": f"names from {reward_choices()}"}
     )
     think: str = field(
         default=THINK_MODES[0],

@@ -1,7 +1,7 @@
 """Fuzzing: any candidate string gives a bool (never an exception, never a hang); algebra stays honest.
 
 No completion can stop a run (#39): over arbitrary text and LaTeX-like token streams, ``is_correct`` gives a
-bool, ``grade`` a Verdict, and every math reward function in ``rewards.REWARD_FUNCS`` a float or a
+bool, ``grade`` a Verdict, and every math reward function (the math domain row's ``rewards``) a float or a
 documented ``None`` with its reason; the code reward too, where its sandbox runs (a few examples: it is slow).
 Derandomized and bounded, so the default suite runs the same examples everywhere in well under a minute.
 """
@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rewards import REWARD_FUNCS, Reason, Verdict, grade, is_correct
+from problems.math_domain import MATH
+from rewards import Reason, Verdict, code_tests, grade, is_correct
 from rewards.code.code_rewards import CODE_OUTCOMES_WITHOUT_A_VERDICT
 from rewards.math.math_rewards import MATH_OUTCOMES, OUTCOMES_WITHOUT_A_VERDICT
 from rewards.math.math_verifier import check
@@ -281,7 +282,7 @@ KNOWN = [  # candidates that raised out of the reward function before #39 (each 
 
 
 def _math_rewards():
-    return {name: func for name, func in REWARD_FUNCS.items() if name != "code_tests"}
+    return dict(MATH.rewards)
 
 
 @FUZZ
@@ -323,7 +324,7 @@ def test_the_code_reward_gives_a_float_or_a_documented_none(needs_sandbox, bodie
     tests = {"asserts": ["assert f(1) == 1"], "entry_point": "f"}
     texts = [f"```python\n{body}\n```" for body in bodies] + ["```python\ndef f(x):\n    return x\n```"]
     extras = {}
-    rewards = REWARD_FUNCS["code_tests"](completions=texts, tests=[tests] * len(texts), log_extra=extras.__setitem__)
+    rewards = code_tests(completions=texts, tests=[tests] * len(texts), log_extra=extras.__setitem__)
     assert rewards[-1] == 1.0
     for value, reason in zip(rewards, extras["code_tests/reason"]):
         assert value is None or 0.0 <= value <= 1.0

@@ -413,14 +413,15 @@ def test_think_reaches_the_rewards_and_run_json(tmp_path):
     fingerprint an eval scored with ``-S think=`` reports (tests/rewards/math/test_verifier_think.py checks the scorer)."""
     import json
 
-    from rewards import get_reward_funcs, verifier_id
+    from problems.domains import reward_funcs
+    from rewards import verifier_id
     from train.artifacts.manifest import build_manifest, write_manifest
 
     script_args, training_args, model_args = parse("--think", "after_last_close", "--output_dir", str(tmp_path))
-    correctness, fmt = get_reward_funcs(script_args.reward_funcs, think=script_args.think)
+    correctness, fmt = reward_funcs(script_args.reward_funcs, think=script_args.think)
     reasoning = "<think>is it \\boxed{3}?</think>\nANSWER: 4"
     assert correctness([reasoning], answer=["4"]) == [1.0] and fmt(["<think>ANSWER: 4"]) == [0.0]
-    plain_correctness, _ = get_reward_funcs(script_args.reward_funcs)
+    plain_correctness, _ = reward_funcs(script_args.reward_funcs, think="none")
     assert plain_correctness([reasoning], answer=["4"]) == [0.0]  # without it, the boxed 3 is a hedge
     write_manifest(build_manifest(script_args, training_args, model_args), tmp_path, step=1)
     recorded = json.loads((tmp_path / "run.json").read_text())
