@@ -13,7 +13,7 @@ and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwi
 * ``GRPOTrainer._logs``: TRL's record of the last generation batch (``prompt``, ``completion``,
   ``rewards`` by function, ``advantages``), kept for its completions table; ``batch_logs`` reads it.
 * ``GRPOTrainer._metrics[mode][name]``: the per-step metric lists TRL averages into each log line;
-  ``SeamedGRPOTrainer.add_step_metric`` appends to them (the tool metrics, train/tools.py).
+  ``SeamedGRPOTrainer.add_step_metric`` appends to them (the tool metrics, python_tool/trl_environment.py).
 * ``Trainer._load_from_checkpoint(resume_from_checkpoint, model=None)`` (transformers): loads a checkpoint's
   weights on resume. ``SeamedGRPOTrainer`` runs it inside ``loading_checkpoint(model)`` (the dtype fix);
   tests/integration/test_resume.py checks the result.
@@ -29,9 +29,6 @@ and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwi
 * ``trl.extras.profiling.ProfilingContext._log_metrics(duration)`` (and its ``name``, ``Class.method``): called as
   each phase TRL profiles ends. ``profiled_phases(record)`` passes every one to ``record`` too
   (``scripts/bench_train.py``'s per-phase timings).
-* ``GRPOTrainer._get_tool_suffix_ids(tool_messages)``: the tokens TRL's tool loop appends after a completion that
-  called tools (the tool results, then the next assistant header); ``tool_suffix_ids`` runs it outside a trainer
-  so the tool evals (``evals/tool_turns.py``) build the very ids training builds (tests/tools/test_tool_eval_parity.py).
 * ``trl.trainer.grpo_trainer.VLLMGeneration``: the name ``GRPOTrainer.__init__`` constructs its vLLM
   generation object from (it takes no argument for it). ``generation_class`` swaps it for one ``__init__``.
 
@@ -40,7 +37,8 @@ and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwi
   call inside ``_generate_and_score_completions``. ``train/counterfactual.py`` replaces the first with a step's
   recorded ids and wraps the second, so TRL's own scoring re-scores a recorded step (tests/train/test_counterfactual.py).
 
-Public TRL API is used everywhere else (``VLLMGeneration.generate``/``sync_weights``, ``GRPOTrainer``'s
+The one private name the tool's eval turns need (``GRPOTrainer._get_tool_suffix_ids``) is in ``python_tool/seams.py``,
+below ``train`` and ``evals``. Public TRL API is used everywhere else (``VLLMGeneration.generate``/``sync_weights``, ``GRPOTrainer``'s
 arguments, ``trl.trainer.utils.ensure_master_addr_port``); the engines' docstrings list the contracts of
 those they depend on (tests/train/test_trl_seams.py checks them too).
 """
@@ -167,22 +165,6 @@ def profiled_phases(record):
         yield
     finally:
         profiling.ProfilingContext._log_metrics = original
-
-
-def tool_suffix_ids(tokenizer, tool_messages: list[dict], chat_template=None, chat_template_kwargs=None) -> list[int]:
-    """TRL's own ``GRPOTrainer._get_tool_suffix_ids`` for a text model: the ids of ``tool_messages`` (``{"role":
-    "tool", "name", "content"}``) and the next assistant header, as its tool loop appends them after a completion.
-    ``chat_template``: the trainer's (None unless TRL swapped in a prefix-preserving training variant)."""
-    from types import SimpleNamespace
-
-    trainer = SimpleNamespace(
-        processing_class=tokenizer,
-        _tokenizer=tokenizer,
-        _is_vlm=False,
-        chat_template=chat_template,
-        chat_template_kwargs=dict(chat_template_kwargs or {}),
-    )
-    return GRPOTrainer._get_tool_suffix_ids(trainer, tool_messages)
 
 
 def generate_and_score(trainer, inputs) -> dict:
