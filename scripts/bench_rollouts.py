@@ -19,6 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+from train.config import parse_config
+from train.gpu_check.rollout_speed import Sampling, arithmetic_prompt_ids, build_policy, compare, engine_round
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -32,9 +35,8 @@ def main() -> int:
 
     from accelerate import Accelerator
 
-    from train.config import parse_config
+    # lazy: colocated imports TRL, vLLM and torch (~10 s); --help must not wait for them
     from train.engines.colocated import AdapterSyncGeneration, engine_settings
-    from train.gpu_check.rollout_speed import Sampling, arithmetic_prompt_ids, build_policy, compare, engine_round
 
     _, training_args, model_args = parse_config(["--config", opts.config])
     model_args.model_name_or_path = str(Path(model_args.model_name_or_path).resolve())

@@ -22,6 +22,12 @@ from pathlib import Path
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")  # as train/grpo.py sets it: before torch loads OpenMP
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cpu.bnb_seams import stop_cpu_repack  # noqa: E402 - after the OpenMP setting and the checkout on the path
+from train.config import parse_config  # noqa: E402
+from train.config.cli_help import script_help  # noqa: E402
+from train.gpu_check.report import json_command  # noqa: E402
+from train.grpo import build_trainer  # noqa: E402
+
 CONFIG = "configs/cpu-smollm2-vllm.yaml"
 MIB = 1024**2
 
@@ -102,8 +108,6 @@ def warm_up(model) -> None:
     import torch
     from bitsandbytes.nn import Linear4bit
 
-    from cpu.bnb_seams import stop_cpu_repack
-
     for module in model.modules():
         if isinstance(module, Linear4bit):
             stop_cpu_repack(module)
@@ -116,9 +120,8 @@ def warm_up(model) -> None:
 def measure(argv: list[str]) -> dict:
     import gc
 
-    from train.config import parse_config
+    # lazy: share_base_views imports torch; --help must not (tests/test_script_help.py)
     from train.engines.share_base_views import _trim_heap, share_base, vllm_model
-    from train.grpo import build_trainer
 
     config = [] if "--config" in argv else ["--config", CONFIG]
     out = [] if "--output_dir" in argv else ["--output_dir", tempfile.mkdtemp(prefix="share-bench-")]
@@ -155,11 +158,7 @@ def measure(argv: list[str]) -> dict:
 
 
 def main() -> int:
-    from train.config.cli_help import script_help
-
     script_help(__doc__, sys.argv[1:])  # its own help, before the trainer's parser sees --help
-    from train.gpu_check.report import json_command
-
     json_command(measure, sys.argv[1:])
     return 0
 

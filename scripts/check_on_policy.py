@@ -19,12 +19,14 @@ from __future__ import annotations
 import sys
 import tempfile
 
+from train.config import parse_config
+from train.config.cli_help import script_help
+from train.gpu_check.on_policy import measure
+from train.gpu_check.report import json_command
+from train.grpo import build_trainer
+
 
 def run(argv: list[str]) -> dict:
-    from train.config import parse_config
-    from train.gpu_check.on_policy import measure
-    from train.grpo import build_trainer
-
     argv = list(argv)
     if "--output_dir" not in argv:
         argv += ["--output_dir", tempfile.mkdtemp(prefix="on-policy-")]
@@ -41,11 +43,7 @@ def run(argv: list[str]) -> dict:
 
 
 def main() -> int:
-    from train.config.cli_help import script_help
-
     script_help(__doc__, sys.argv[1:])  # its own help, before the trainer's parser sees --help
-    from train.gpu_check.report import json_command
-
     report = json_command(run, sys.argv[1:])
     return 0 if report["ok"] else 1
 

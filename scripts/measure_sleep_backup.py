@@ -22,6 +22,11 @@ from pathlib import Path
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")  # as train/grpo.py sets it: before torch loads OpenMP
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from train.config import parse_config  # noqa: E402 - after the OpenMP setting and the checkout on the path
+from train.config.cli_help import script_help  # noqa: E402
+from train.config.memory_model import estimate_for  # noqa: E402
+from train.grpo import build_trainer  # noqa: E402
+
 CONFIG = "configs/cpu-smollm2-vllm.yaml"
 MIB = 1024**2
 
@@ -52,10 +57,8 @@ def tensor_bytes(model) -> dict[str, int]:
 
 
 def main(argv: list[str]) -> dict:
-    from train.config import parse_config
-    from train.config.memory_model import estimate_for
+    # lazy: share_base_views imports torch; --help must not (tests/test_script_help.py)
     from train.engines.share_base_views import vllm_model
-    from train.grpo import build_trainer
 
     config = [] if "--config" in argv else ["--config", CONFIG]
     out = [] if "--output_dir" in argv else ["--output_dir", tempfile.mkdtemp(prefix="sleep-backup-")]
@@ -82,7 +85,5 @@ def main(argv: list[str]) -> dict:
 
 
 if __name__ == "__main__":
-    from train.config.cli_help import script_help
-
     script_help(__doc__, sys.argv[1:])  # its own help, before the trainer's parser sees --help
     print(json.dumps(main(sys.argv[1:]), indent=1))

@@ -24,12 +24,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO)]
 
 from rewards.math import symbolic  # noqa: E402
+from tests.rewards.math import test_cost_bounds as bounds  # noqa: E402
+from tests.rewards.math import test_verifier_limits as limits  # noqa: E402
 
 
 def rows() -> list[tuple[str, str]]:
-    from tests.rewards.math import test_cost_bounds as bounds
-    from tests.rewards.math import test_verifier_limits as limits
-
     pairs = [tuple(row.values[:2]) for row in bounds.COSTLY + bounds.IDENTITIES]
     pairs += [(row.values[0], "5") for row in bounds.REFUSED_FROM_THE_TREE]
     pairs += [tuple(row.values[:2]) for row in limits.DECIDED_WITHOUT_A_CLOCK]

@@ -25,6 +25,9 @@ from rewards.math import complexity, structure  # noqa: E402
 from rewards.math.answer_tree import Chain, Collection, Leaf, Matrix, TooComplex, Unparseable  # noqa: E402
 from rewards.math.exact_numbers import parse_number  # noqa: E402
 from rewards.math.symbolic import parse_leaf  # noqa: E402
+from tests.rewards.math import test_sets_tuples_and_lists as sets  # noqa: E402
+from tests.rewards.math import test_verifier_limits as limits  # noqa: E402
+from tests.rewards.math import test_verifier_table as table  # noqa: E402
 
 FILES = [
     REPO / "tests/fixtures/gsm8k_sample.jsonl",
@@ -35,10 +38,6 @@ FILES = [
 
 def table_pairs() -> list[tuple[str, str]]:
     """(candidate, reference) rows of the verifier tables."""
-    from tests.rewards.math import test_sets_tuples_and_lists as sets
-    from tests.rewards.math import test_verifier_limits as limits
-    from tests.rewards.math import test_verifier_table as table
-
     rows = table.POSITIVES + table.NEGATIVES + limits.DECIDED_WITHOUT_A_CLOCK
     for name in ("INTERVAL_SETS", "PLUS_MINUS_EQUATIONS", "SOLUTION_TUPLES", "DOUBLED_BACKSLASHES", "LISTS_OF_BOXES"):
         rows += getattr(sets, name)
