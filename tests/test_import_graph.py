@@ -3,6 +3,9 @@
 A circle hidden in a function (module A imports B at the top, B imports A inside a function) works until someone
 moves the import up or imports B first; it also means neither module can be read alone. The graph is read from the
 source (every ``import`` and ``from ... import`` anywhere in a module), not from what one run happened to import.
+The floors, top down: scripts -> train -> evals -> (python_tool, cpu, problems, records) -> rewards. Imports between
+the project's modules sit at module level; the few inside a function say why in a ``# lazy: <reason>`` comment (a
+measured cost: ``--help`` without torch, ``rewards`` importing in milliseconds).
 """
 
 import ast
@@ -24,8 +27,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+# the packages, bottom floor first (each imports only those before it), and the commands above them all
+LAYERS = (*SOURCE_PACKAGES, "scripts")
+MAX_FUNCTION_LEVEL_IMPORTS = 30
+MAX_EVALS_MODULES_IN_TRAIN = 4
+
+
 def project_modules() -> dict[str, Path]:
-    return {module_name(p): p for top in SOURCE_PACKAGES for p in (REPO / top).rglob("*.py")}
+    return {module_name(p): p for top in LAYERS for p in (REPO / top).rglob("*.py")}
 
 
 def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
@@ -124,34 +133,125 @@ def test_a_function_level_import_is_an_edge(tmp_path):
     assert imported_modules("train.engines.selection", module, modules) == {"train.engines.colocated"}
 
 
-# What train/ may take from evals/: the Inspect side only. The held-out eval runs Inspect on the policy in memory
-# (checkpoint_eval, policy_model); the rollout log is an Inspect log written with Inspect's message types and
-# private log classes (chat, inspect_seams). Problem data, CPU kernels and run records live in shared packages.
-TRAIN_FROM_EVALS = {
-    "train.artifacts.held_out": {"evals.checkpoint_eval", "evals.policy_model"},
-    "train.artifacts.rollout_log": {"evals.chat", "evals.inspect_seams"},
-    # the run guards read Inspect logs: held-out evals paired per problem, rollout logs re-judged (train/guards/)
-    "train.guards.best_checkpoint": {"evals.log_stats.eval_pairs"},
-    "train.guards.reward_hacking": {"evals.log_stats.eval_pairs", "evals.log_stats.rollout_audit"},
-}
-
-
 def package_of(module: str) -> str:
     top = module.split(".")[0]
     return "evals" if top == "verigrpo" else top
 
 
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Top-level package -> the other top-level packages its modules import (anywhere in a module)."""
+    packages: dict[str, set[str]] = {package_of(m): set() for m in graph}
+    for module, targets in graph.items():
+        packages[package_of(module)].update(package_of(t) for t in targets if package_of(t) != package_of(module))
+    return packages
+
+
+def test_no_import_circle_between_packages():
+    """#41: the top-level packages form no circle, imports inside functions included."""
+    graph = package_graph(import_graph())
+    assert not circles(graph), f"circles between packages: {circles(graph)}; package -> packages: {graph}"
+
+
 def test_the_packages_import_one_way():
-    """rewards <- records <- problems <- cpu <- {train, evals}: each package imports only those before it, and train
-    imports from evals only the Inspect modules counted in TRAIN_FROM_EVALS."""
-    order = {name: i for i, name in enumerate(SOURCE_PACKAGES)}
-    backwards, train_from_evals = [], {}
+    """Each package imports only the floors below it (LAYERS): evals nothing from train, the tool neither."""
+    order = {name: i for i, name in enumerate(LAYERS)}
+    backwards = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph().items()
+        for target in targets
+        if order[package_of(target)] > order[package_of(module)]
+    )
+    assert not backwards, f"imports against the floors {LAYERS}: {backwards}"
+
+
+def test_train_imports_few_evals_modules():
+    """train/ takes from evals/ only the Inspect side it runs: the held-out eval on the policy in memory and the log
+    statistics its guards read (#41: at most 4 modules)."""
+    taken: dict[str, set[str]] = {}
     for module, targets in import_graph().items():
-        for target in targets:
-            source, dest = package_of(module), package_of(target)
-            if (source, dest) == ("train", "evals"):
-                train_from_evals.setdefault(module, set()).add(target)
-            elif order[dest] > order[source]:
-                backwards.append(f"{module} -> {target}")
-    assert not backwards, f"imports against the packages' order {SOURCE_PACKAGES}: {sorted(backwards)}"
-    assert train_from_evals == TRAIN_FROM_EVALS
+        if package_of(module) == "train":
+            for target in targets:
+                if package_of(target) == "evals":
+                    taken.setdefault(target, set()).add(module)
+    assert len(taken) <= MAX_EVALS_MODULES_IN_TRAIN, {t: sorted(m) for t, m in sorted(taken.items())}
+
+
+def function_level_imports(path: Path) -> list[tuple[int, str, bool]]:
+    """(line, imported module, whether a ``# lazy:`` comment explains it) for each import of a project module inside
+    a function of ``path``. The comment is on the import's line or in the comment lines just above the run of
+    import lines it belongs to."""
+    source = path.read_text()
+    lines = source.splitlines()
+    tree = ast.parse(source, str(path))
+    own = {*LAYERS, "verigrpo", "tests"}
+    found = []
+
+    def explained(lineno: int) -> bool:
+        i = lineno - 1
+        if "# lazy:" in lines[i]:
+            return True
+        i -= 1
+        while i >= 0:
+            text = lines[i].strip()
+            if text.startswith("#"):
+                if text.startswith("# lazy:"):
+                    return True
+            elif not text.startswith(("import ", "from ")) and text not in ("", ")") and not text.endswith(","):
+                return False
+            i -= 1
+        return False
+
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = ["." * node.level + (node.module or "")]
+            else:
+                continue
+            for name in names:
+                if name.startswith(".") or name.split(".")[0] in own:
+                    found.append((node.lineno, name, explained(node.lineno)))
+    return sorted(set(found))
+
+
+def inside_functions() -> dict[str, list[tuple[int, str, bool]]]:
+    paths = {p for top in LAYERS for p in (REPO / top).rglob("*.py")}
+    return {str(p.relative_to(REPO)): found for p in sorted(paths) if (found := function_level_imports(p))}
+
+
+def test_few_imports_between_the_projects_modules_sit_in_functions():
+    """#41: at most 30 imports of the project's own modules inside functions, across packages and scripts."""
+    found = inside_functions()
+    count = sum(len(v) for v in found.values())
+    per_file = {path: len(v) for path, v in sorted(found.items(), key=lambda kv: -len(kv[1]))}
+    assert count <= MAX_FUNCTION_LEVEL_IMPORTS, f"{count} imports inside functions: {per_file}"
+
+
+def test_each_import_in_a_function_says_why():
+    """An import of the project's own module inside a function carries a one-line ``# lazy: <measured reason>``."""
+    unexplained = [f"{path}:{line} {name}" for path, v in inside_functions().items() for line, name, ok in v if not ok]
+    assert not unexplained, f"imports inside functions without a '# lazy: <reason>' comment: {unexplained}"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import os\n\ndef f():\n    import json\n", []),  # not the project's
+        ("def f():\n    from train.grpo import main\n", [(2, "train.grpo", False)]),
+        ("def f():\n    # lazy: torch is slow\n    from train.grpo import main\n", [(3, "train.grpo", True)]),
+        ("def f():\n    from train.grpo import main  # lazy: torch\n", [(2, "train.grpo", True)]),
+        (  # one comment for a run of imports
+            "def f():\n    # lazy: torch\n    import torch\n\n    from cpu import a\n    from rewards import b\n",
+            [(5, "cpu", True), (6, "rewards", True)],
+        ),
+        ("def f():\n    # lazy: x\n    y = 1\n    from cpu import a\n", [(4, "cpu", False)]),  # not its comment
+        ("from cpu import a\n\nclass C:\n    def m(self):\n        from . import b\n", [(5, ".", False)]),
+    ],
+)
+def test_function_level_imports_finds_what_it_should(tmp_path, source, expected):
+    path = tmp_path / "module.py"
+    path.write_text(source)
+    assert function_level_imports(path) == expected
