@@ -5,6 +5,7 @@ pipe (``--help | head``)."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 import subprocess
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, SOURCE_PACKAGES
 from train.config.cli_help import shipped_configs
 
 SCRIPTS = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "scripts").glob("*.py"))
@@ -129,3 +130,38 @@ def test_the_limits_report_reports_each_file_given_on_its_own(tmp_path, content,
         assert len(out.splitlines()) == 1, out
     for pattern in says:
         assert re.search(pattern, out, re.M), (pattern, out[-2000:])
+
+
+# One convention for commands: a command is the file its user types. `python scripts/X.py` is that script (its
+# arguments, output and exit status; the packages hold the functions it calls). A package module keeps a command line
+# only where it must run from an installed wheel, which has no scripts/: the trainer (`python train/grpo.py`,
+# `python -m train.grpo`), `python -m train.replay`, `python -m rewards.scorecard`, the GPU check's `cli`
+# (scripts/check_gpu.py runs it; tests/test_install.py runs it from the wheel), and the programs the code sandbox runs.
+PACKAGE_COMMANDS = {
+    "rewards/code/sandbox_programs/judge.py",
+    "rewards/code/sandbox_programs/server.py",
+    "rewards/scorecard.py",
+    "train/gpu_check/run.py",
+    "train/grpo.py",
+    "train/replay.py",
+}
+
+
+def has_command_line(path) -> bool:
+    """A top-level ``main``/``cli`` function or an ``if __name__ == "__main__":`` block."""
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.FunctionDef) and node.name in ("main", "cli"):
+            return True
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+            return True
+    return False
+
+
+def test_commands_live_in_scripts_unless_a_wheel_runs_them():
+    found = {
+        p.relative_to(REPO).as_posix()
+        for top in SOURCE_PACKAGES
+        for p in (REPO / top).rglob("*.py")
+        if has_command_line(p)
+    }
+    assert found == PACKAGE_COMMANDS, f"a command in a package (else: scripts/): {sorted(found ^ PACKAGE_COMMANDS)}"
