@@ -1,7 +1,9 @@
 """The problems training and the evals share, so neither imports the other for them: standard library +
 ``rewards`` only (no Inspect, no torch).
 
-- ``domains``: one record per answer domain (math, code): sources, loader, training row, rewards, scorers, plot metrics
+- ``domains``: the table of answer domains (one ``Domain`` row each: sources, loader, training row, rewards, scorers,
+  plot metrics) and how rows register; the one table of reward names
+- ``math_domain``, ``code_domain``: the built-in rows, each one module as docs/adding-a-domain.md writes a new one
 - ``math_data``: math problem sources: procedural arithmetic, jsonl/json, GSM8K, MATH-500
 - ``code_data``: code problems: the bundled set (``problems/data/code_problems.jsonl``, 28, this package's
   data) or your jsonl
