@@ -27,8 +27,22 @@ from pathlib import Path
 # torch (the entry point); a value already in the environment wins.
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
-from rewards.math.worker_pool import warm_up  # noqa: E402 - after the OpenMP setting
-from train.config import ConfigError, ScriptArguments, parse_config, validate  # noqa: E402
+from cpu.bnb_cpu import keep_training_kernel  # noqa: E402 - after the OpenMP setting
+from problems.math_data import DatasetError  # noqa: E402
+from python_tool.trl_environment import tool_limits, tool_schemas  # noqa: E402
+from rewards.math.worker_pool import warm_up  # noqa: E402
+from train.artifacts.held_out import held_out_eval  # noqa: E402
+from train.config import ConfigError, ScriptArguments, parse_config  # noqa: E402
+from train.config.exploit_preflight import exploit_preflight  # noqa: E402
+from train.config.resolved import RunPlan, resolve_run  # noqa: E402
+from train.config.tool_checks import tool_tokenizer, trainer_tool_kwargs  # noqa: E402
+from train.engines.factory import engine_factory  # noqa: E402
+from train.engines.vllm_server_api import ServerError  # noqa: E402
+from train.guards.on_policy import OffPolicy  # noqa: E402
+
+# Everything above imports in milliseconds and loads no model library: `python train/grpo.py --help` (which exits in
+# parse_config) must not import torch, transformers, TRL, datasets or Inspect (tests/test_script_help.py). What does
+# is imported where the run first needs it, each marked `# lazy:`.
 
 
 def _summary(log_history: list[dict], seconds: float, first_step: int = 0) -> str:
@@ -60,28 +74,37 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     loads. ``main`` trains it; checks and benchmarks (scripts/check_on_policy.py) use it to get the very
     trainer ``main`` would run. Whoever builds it calls ``trainer.close_rollout_engine()`` when done.
     """
-    dtype_line = getattr(model_args, "cpu_dtype_line", None)  # which dtype this CPU computes in, and why (parsing.py)
+    return trainer_for(plan_run(script_args, training_args, model_args))
+
+
+def plan_run(script_args: ScriptArguments, training_args, model_args) -> RunPlan:
+    """The start-up line on the dtype this CPU computes in (chosen in parse_config), then every check and the run's
+    decisions, once (train/config/resolved.py): ConfigError/DatasetError before anything heavy loads."""
+    dtype_line = getattr(model_args, "cpu_dtype_line", None)
     if dtype_line and training_args.process_index == 0:
         print(dtype_line)
-    validate(script_args, training_args, model_args)
-    from train.data.rows import load_training_problems, to_dataset
-    from train.engines.factory import engine_factory
-    from train.guards.run_guards import add_guards, track_best  # imports transformers: not for --help
+    return resolve_run(script_args, training_args, model_args)
 
-    problems = load_training_problems(script_args)  # bad data fails here, before any model is loaded
+
+def trainer_for(plan: RunPlan):
+    """``build_trainer`` for a resolved run: the data, the exploit pre-flight, the held-out eval, the rollout engine,
+    the trainer and its guards, each stage reading the plan's decisions."""
+    script_args, training_args, model_args = plan.script_args, plan.training_args, plan.model_args
+    from train.data.rows import load_training_problems, to_dataset  # lazy: datasets, not for --help
+    from train.guards.run_guards import add_guards, track_best  # lazy: transformers, Inspect, not for --help
+
+    problems = load_training_problems(script_args, plan.domain)  # bad data fails here, before any model is loaded
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
-    from train.config.exploit_preflight import exploit_preflight
-
-    exploit_preflight(problems, script_args, training_args)  # a reward that pays a scripted cheat stops here (exit 2)
-    held_out = _held_out_eval(script_args, training_args)  # the held-out problems load here too
+    exploit_preflight(problems, plan)  # a reward that pays a scripted cheat stops here (exit 2)
+    held_out = _held_out_eval(plan)  # the held-out problems load here too
     track_best(held_out, training_args)  # train/guards/run_guards.py
-    train_dataset = to_dataset(problems, script_args.num_shots, tools=bool(script_args.tools))
+    train_dataset = to_dataset(problems, script_args.num_shots, tools=plan.tools, domain=plan.domain)
     engine = engine_factory(  # servers that do not answer, or cannot hold the longest prompt + completion, stop it here
         script_args,
         training_args,
         model_args,
-        prompt_tokens=lambda: _longest_prompt(train_dataset, script_args, model_args, training_args),
+        prompt_tokens=lambda: _longest_prompt(train_dataset, plan),
     )
 
     # start the verifier's symbolic workers now, while the model loads, not inside the first reward call;
@@ -91,19 +114,16 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
 
     from trl import get_peft_config, get_quantization_config
 
-    from cpu.bnb_cpu import keep_training_kernel
-    from problems.domains import reward_funcs
-    from train.config.tool_checks import trainer_tool_kwargs
-    from train.trainer import RecordingGRPOTrainer
+    from train.trainer import RecordingGRPOTrainer  # lazy: torch, not for --help
 
     model_path = _resolve_model(model_args, training_args)
-    manifest, callbacks, recorder = _artifacts(script_args, training_args, model_args)
+    manifest, callbacks, recorder = _artifacts(plan)
     trainer = RecordingGRPOTrainer(
         model=model_path,
         engine_factory=engine,
         held_out_eval=held_out,
-        reward_funcs=reward_funcs(script_args.reward_funcs, think=script_args.think),
-        reward_names=list(script_args.reward_funcs),
+        reward_funcs=list(plan.reward_funcs),
+        reward_names=list(plan.reward_names),
         rollout_recorder=recorder,
         args=training_args,
         train_dataset=train_dataset,
@@ -126,30 +146,27 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     return trainer, recorder, manifest
 
 
-def _longest_prompt(dataset, script_args, model_args, training_args) -> int:
-    from train.engines.server import longest_prompt_tokens
+def _longest_prompt(dataset, plan: RunPlan) -> int:
+    from train.engines.server import longest_prompt_tokens  # lazy: transformers, not for --help
 
-    if not script_args.tools:
+    model_args, training_args = plan.model_args, plan.training_args
+    if not plan.tools:
         return longest_prompt_tokens(dataset, model_args, training_args.trust_remote_code)
-    from python_tool.trl_environment import tool_limits, tool_schemas
-    from train.config.tool_checks import tool_tokenizer
+    tokenizer = tool_tokenizer(plan.script_args, model_args, training_args)
+    return longest_prompt_tokens(
+        dataset, model_args, tokenizer=tokenizer, tools=tool_schemas(tool_limits(plan.script_args))
+    )
 
-    tokenizer = tool_tokenizer(script_args, model_args, training_args)
-    return longest_prompt_tokens(dataset, model_args, tokenizer=tokenizer, tools=tool_schemas(tool_limits(script_args)))
 
-
-def _held_out_eval(script_args, training_args):
+def _held_out_eval(plan: RunPlan):
     """The held-out Inspect eval the trainer evaluates with (None when ``eval_strategy`` is ``no``)."""
-    from train.artifacts.held_out import held_out_eval
-    from train.config.validation import evaluates_held_out
-
-    main_process = training_args.process_index == 0
-    if not evaluates_held_out(training_args):
-        if training_args.eval_steps is not None and main_process:
+    training_args = plan.training_args
+    if not plan.held_out:
+        if training_args.eval_steps is not None and plan.main_process:
             print("[verigrpo] eval_steps is set but eval_strategy is no: no held-out evals (set eval_strategy: steps)")
         return None
-    held_out = held_out_eval(script_args, training_args)
-    if main_process:
+    held_out = held_out_eval(plan.script_args, training_args)
+    if plan.main_process:
         print(
             f"[verigrpo] held-out evals: {held_out.spec} on {held_out.problems} problems, greedy, "
             f"{_eval_schedule(training_args)}; logs in {held_out.log_dir}"
@@ -177,12 +194,13 @@ def _resolve_model(model_args, training_args) -> str:
     return model_path
 
 
-def _artifacts(script_args, training_args, model_args):
+def _artifacts(plan: RunPlan):
     """(manifest, callbacks, rollout recorder or None): run.json in every checkpoint, rollout logs if asked."""
-    from train.artifacts.manifest import ManifestCallback, build_manifest, rollout_metadata
-    from train.artifacts.rollout_log import RolloutRecorder
-    from train.trainer import RolloutFlushCallback
+    from train.artifacts.manifest import ManifestCallback, build_manifest, rollout_metadata  # lazy: transformers
+    from train.artifacts.rollout_log import RolloutRecorder  # lazy: Inspect
+    from train.trainer import RolloutFlushCallback  # lazy: torch
 
+    script_args, training_args, model_args = plan.script_args, plan.training_args, plan.model_args
     manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
     callbacks = [ManifestCallback(manifest)]
     recorder = None
@@ -199,11 +217,11 @@ def _artifacts(script_args, training_args, model_args):
 
 def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
-    trainer, recorder, manifest = build_trainer(script_args, training_args, model_args)
-    from train.artifacts.manifest import write_manifest
-    from train.engines.vllm_server_api import ServerError
-    from train.guards.run_guards import best_lines, raise_if_a_guard_stopped
-    from train.trainer import RunSpanCallback
+    plan = plan_run(script_args, training_args, model_args)
+    trainer, recorder, manifest = trainer_for(plan)
+    from train.artifacts.manifest import write_manifest  # lazy: transformers
+    from train.guards.run_guards import best_lines, raise_if_a_guard_stopped  # lazy: transformers
+    from train.trainer import RunSpanCallback  # lazy: torch
 
     output_dir = Path(training_args.output_dir)
     span = RunSpanCallback()
@@ -253,15 +271,11 @@ def _error(exc: Exception, status: int) -> int:
 
 
 def cli(argv: list[str] | None = None) -> int:
-    from problems.math_data import DatasetError
-
     try:
         script_args, training_args, model_args = parse_config(argv)  # --help exits here, before any model library
     except (ConfigError, DatasetError) as exc:
         return _error(exc, 2)
-    from train.engines.vllm_server_api import ServerError
-    from train.guards.on_policy import OffPolicy  # imports torch
-    from train.guards.reward_hacking import RewardHacking
+    from train.guards.reward_hacking import RewardHacking  # lazy: transformers, after --help
 
     try:
         main(script_args, training_args, model_args)

@@ -18,10 +18,14 @@ import torch
 from accelerate.utils import gather_object
 from transformers import TrainerCallback
 
+from cpu.bnb_cpu import dequantized
+from cpu.grouped_attention import grouped_kv_attention
 from python_tool.trl_environment import tool_metrics
 from rewards.reward_log import FIELDS, why_column, whys_from_columns
 from train.artifacts.held_out import HeldOutEval, evaluate_held_out, policy_for_eval
+from train.artifacts.replay_batches import REPLAY_ROW
 from train.artifacts.rollout_log import RolloutRecorder, rollouts_from_batch
+from train.engines.adapter_save import saves_without_the_hub
 from train.engines.base import AdapterEngine
 from train.trl_seams import SeamedGRPOTrainer, generation_class, lm_head_on_labelled_positions
 
@@ -62,9 +66,6 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         dequantized once per batch instead of on every decoding step (cpu/bnb_cpu.py ``dequantized``), and
         attention reads grouped KV heads instead of copying the cache per query head
         (cpu/grouped_attention.py). Not with vLLM, which generates elsewhere."""
-        from cpu.bnb_cpu import dequantized
-        from cpu.grouped_attention import grouped_kv_attention
-
         if self.use_vllm or next(self.model.parameters()).device.type != "cpu":
             yield
             return
@@ -77,8 +78,6 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         instead of in every call's forward and again in its backward (cpu/bnb_cpu.py ``dequantized(backward=True)``:
         the same weights, the same ``linear``, the same input gradients bit for bit). The autograd graph keeps the
         dequantized weights until the backward has used them; the layers get their own forward back at once."""
-        from cpu.bnb_cpu import dequantized
-
         if next(self.model.parameters()).device.type != "cpu":
             yield
             return
@@ -130,8 +129,6 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
     def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
         """transformers' checkpoint save, with peft's ``save_embedding_layers`` decided without a Hub request
         (train/engines/adapter_save.py: "auto" asked the Hub at every save when the base is a Hub id)."""
-        from train.engines.adapter_save import saves_without_the_hub
-
         with saves_without_the_hub(self.accelerator.unwrap_model(self.model, keep_torch_compile=False)):
             super()._save(output_dir, state_dict)
 
@@ -151,8 +148,6 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
 
     def on_batch_scored(self, inputs: list[dict], output: dict) -> None:
         if self.replay_recorder is not None and self.model.training:  # each row's index in the batch (replay_batches)
-            from train.artifacts.replay_batches import REPLAY_ROW
-
             first = self.accelerator.process_index * len(inputs)
             output[REPLAY_ROW] = torch.arange(first, first + len(inputs), device=output["advantages"].device)
         for name, value in tool_metrics(self.environments).items():  # tool runs: calls, errors, seconds per rollout

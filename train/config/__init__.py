@@ -19,21 +19,22 @@
     tool_checks.py     the python tool's keys: bounds, the engines and launches it runs with, the tokenizer it trains
                        with, GRPOTrainer's tool arguments (the tool itself: python_tool/)
     exploit_preflight.py  scripted cheats against the run's rewards on its own problems, before the model loads
+    resolved.py        RunPlan: the run as resolved once after every check (domain, rewards, engine, held-out
+                       evals), what the stages after validation read
 
 Nothing here imports TRL until a config is parsed. The public names are re-exported here
-(``from train.config import parse_config, validate``).
+(``from train.config import parse_config, resolve_run``).
 """
 
-from train.config.arguments import ConfigError, ScriptArguments
+from train.config.arguments import ConfigError, ScriptArguments, grpo_config_class
 from train.config.parsing import parse_config
+from train.config.resolved import RunPlan, resolve_run
 from train.config.validation import check_line_lengths, validate
 
-__all__ = ["ConfigError", "ScriptArguments", "check_line_lengths", "parse_config", "validate"]
+__all__ = ["ConfigError", "RunPlan", "ScriptArguments", "check_line_lengths", "parse_config", "resolve_run", "validate"]
 
 
 def __getattr__(name: str):
     if name == "CheckedGRPOConfig":  # a training_args.bin pickled before the config became a package
-        from train.config.arguments import grpo_config_class
-
         return grpo_config_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

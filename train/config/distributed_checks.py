@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from train.config.arguments import ConfigError
+from train.config.memory_model import CUDA_CONTEXT, estimate_for
 from train.engines.choice import Engine, rollout_engine
 
 TRUE = ("y", "yes", "t", "true", "on", "1")  # accelerate's str_to_bool (accelerate/utils/environment.py)
@@ -248,8 +249,6 @@ def check_shared_gpu(training_args, model_args, share_base: bool = False) -> Non
     """The memory estimate (``memory_model.estimate_for``) against the GPU's free memory, not its total: a trainer
     placed on a GPU a vLLM server (or another rank) already fills would pass the total and run out of memory."""
     import torch
-
-    from train.config.memory_model import CUDA_CONTEXT, estimate_for
 
     free, total = torch.cuda.mem_get_info()
     estimate = estimate_for(training_args, model_args, total, share_base=share_base)

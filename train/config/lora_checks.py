@@ -21,6 +21,7 @@ import copy
 import logging
 
 from train.config.arguments import ConfigError
+from train.engines.adapter_storage import adapter_bytes, choose_root
 from train.engines.choice import Engine, rollout_engine
 from train.engines.vllm_lora import (
     VLLM_LORA_RANKS,
@@ -77,7 +78,6 @@ def check_lora(training_args, model_args, adapter_root: str | None = None) -> No
 def _check_adapter_room(meta_model, model_args, adapter_root: str | None) -> None:
     """The adapter's size from the meta model (TRL keeps a 4-bit policy's adapter in bf16, peft others in fp32)
     against the free space where the engine will write it (train/engines/adapter_storage.py)."""
-    from train.engines.adapter_storage import adapter_bytes, choose_root
 
     try:
         choose_root(adapter_bytes(meta_model, 2 if model_args.load_in_4bit else 4), adapter_root)

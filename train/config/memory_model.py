@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from train.engines.vllm_lora import max_lora_rank
+
 GIB = 1024**3
 CUDA_CONTEXT = 0.9 * GIB  # not in torch's counters, but on the card (assumed, not measured)
 # bitsandbytes nf4 with double quantization, the trainer's 4-bit layers: 4 bits + ~0.127 bit/param of constants
@@ -171,7 +173,6 @@ def estimate_memory(
 
 
 def _vllm_rank(lora_r: int) -> int:
-    from train.engines.vllm_lora import max_lora_rank
 
     return max_lora_rank(lora_r) if lora_r else 0
 

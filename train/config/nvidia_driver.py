@@ -17,6 +17,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from train.vllm_seams import nvml
+
 # NVIDIA's minor-version compatibility table (docs.nvidia.com/deploy/cuda-compatibility): CUDA major -> driver branch
 DRIVER_MINIMUM = {13: 580, 12: 525, 11: 450}
 # the lowest compute capability each CUDA major's toolkit still builds for (CUDA 13: Turing; 12: Maxwell)
@@ -58,8 +60,6 @@ def nvml_module():
     try:
         import pynvml
     except ImportError:
-        from train.vllm_seams import nvml
-
         return nvml()
     return pynvml
 

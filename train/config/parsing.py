@@ -31,6 +31,7 @@ from train.config.arguments import (
     refuse,
 )
 from train.config.cli_help import print_help, project_help
+from train.config.cpu_dtype import resolve_cpu_dtype
 from train.config.distributed_checks import check_launcher
 from train.config.machine_checks import gpu_recipe_refusal
 from train.config.recipe_base import resolved_copy
@@ -74,8 +75,6 @@ def parse_config(argv: list[str] | None = None):
         raise
     except ValueError as exc:
         raise ConfigError(explain(str(exc))) from None
-    from train.config.cpu_dtype import resolve_cpu_dtype
-
     script_args, training_args, model_args = parsed[:3]
     # dtype: auto on CPU becomes what this CPU computes natively, before any check or loader reads it; the reason is
     # kept for the start-up line (train/grpo.py prints it)

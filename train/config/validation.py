@@ -10,6 +10,7 @@ from pathlib import Path
 
 from problems.domains import (
     HOW_TO_REGISTER,
+    Domain,
     all_sources,
     domain_of_source,
     reward_choices,
@@ -19,6 +20,7 @@ from problems.domains import (
 from problems.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
 from problems.math_data import DatasetError
 from rewards import THINK_MODES
+from rewards.sandbox import sandbox_problem
 from train.config.arguments import (
     GRPO_BOUNDS,
     MODEL_BOUNDS,
@@ -35,32 +37,35 @@ from train.config.machine_checks import check_machine
 from train.config.share_base_checks import check_share_base
 from train.config.tool_checks import TOOL_MODEL_NAME, check_tools
 from train.engines.choice import Engine, rollout_engine
+from train.engines.vllm_server_api import normalize_url
 from train.guards.sampling import biased_correction
 
 MAX_LINE_BYTES = 1 << 20  # one jsonl record (a problem): 1 MiB is ~250k tokens, past any model's context
 
 
-def validate(script_args: ScriptArguments, training_args, model_args) -> None:
-    """Every check that does not need the model: run before anything heavy is loaded."""
+def validate(script_args: ScriptArguments, training_args, model_args) -> Domain:
+    """Every check that does not need the model: run before anything heavy is loaded. Returns the dataset's domain."""
+    cross_field = _cross_field_problems(script_args, training_args)
     refuse(
         out_of_range(script_args, SCRIPT_BOUNDS)
         + out_of_range(training_args, GRPO_BOUNDS)
         + out_of_range(model_args, MODEL_BOUNDS)
-        + _cross_field_problems(script_args, training_args)
+        + cross_field
         + biased_correction(training_args)  # train/guards/sampling.py: truncation the IS correction cannot undo
     )
     check_distributed(script_args, training_args, model_args)  # accelerate's launch: sharding, ranks' waits
     check_rewards(script_args, training_args)
-    check_data(script_args)
-    check_held_out_eval(script_args, training_args)
+    domain = check_data(script_args)
+    check_held_out_eval(script_args, training_args, domain)
     check_model_and_resume(training_args, model_args)
+    check_quantization(model_args)
     check_servers(script_args, training_args, model_args)
     # targets on the configured model; what vLLM cannot serve; room for the colocated engine's adapter versions
     check_lora(training_args, model_args, adapter_root=script_args.adapter_root)
     check_share_base(script_args, training_args, model_args)  # vllm_share_base: what it cannot serve
     check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
-    check_quantization(model_args)
     check_tools(script_args, training_args, model_args)  # tools: loads the tokenizer (no weights) to check its template
+    return domain
 
 
 def _cross_field_problems(script_args: ScriptArguments, training_args) -> list[str]:
@@ -109,8 +114,9 @@ def check_rewards(script_args: ScriptArguments, training_args) -> None:
         )
 
 
-def check_data(script_args: ScriptArguments) -> None:
-    """The dataset source, its domain against the rewards (problems/domains.py), and the local file if any."""
+def check_data(script_args: ScriptArguments) -> Domain:
+    """The dataset source, its domain against the rewards (problems/domains.py), and the local file if any: the
+    domain, resolved here once for the run."""
     if script_args.dataset not in all_sources():
         raise ConfigError(f"dataset: {script_args.dataset!r} is not one of {list(all_sources())}.")
     domain = domain_of_source(script_args.dataset)
@@ -129,8 +135,6 @@ def check_data(script_args: ScriptArguments) -> None:
     if is_code and script_args.num_shots:
         raise ConfigError("num_shots: worked examples are math-only; set `num_shots: 0` with dataset: code.")
     if is_code:
-        from rewards.sandbox import sandbox_problem
-
         problem = sandbox_problem()
         if problem:
             raise ConfigError(f"dataset: code runs unit tests in a sandbox, which is unavailable here: {problem}")
@@ -141,6 +145,7 @@ def check_data(script_args: ScriptArguments) -> None:
         raise ConfigError(f"dataset_path: {path} does not exist (resolved: {Path(path).resolve()}).")
     if path and Path(path).suffix != ".json":  # .json: one array, any layout
         check_line_lengths(path)
+    return domain
 
 
 def check_line_lengths(path: str | Path, limit: int = MAX_LINE_BYTES) -> None:
@@ -170,13 +175,14 @@ def evaluates_held_out(training_args) -> bool:
     return training_args.eval_strategy != "no"
 
 
-def check_held_out_eval(script_args: ScriptArguments, training_args) -> None:
+def check_held_out_eval(script_args: ScriptArguments, training_args, domain: Domain | None = None) -> None:
     """With ``eval_strategy`` on: the dataset's domain has an eval task and problems training does not see
-    (``problems/domains.py``), and ``eval_dataset_path``, if given, is a readable file of them."""
+    (``problems/domains.py``), and ``eval_dataset_path``, if given, is a readable file of them. ``validate`` passes
+    the ``domain`` ``check_data`` resolved; None looks it up (a check run on its own)."""
     if not evaluates_held_out(training_args):
         return
     strategy = getattr(training_args.eval_strategy, "value", training_args.eval_strategy)
-    domain = domain_of_source(script_args.dataset)
+    domain = domain or domain_of_source(script_args.dataset)
     if domain.eval_task is None or domain.held_out is None:
         raise ConfigError(
             f"eval_strategy: {strategy}: dataset {script_args.dataset!r} ({domain.name}) has "
@@ -225,8 +231,6 @@ def check_servers(script_args: ScriptArguments, training_args, model_args) -> No
             "vllm_server_urls is set but this run does not roll out on vLLM servers: they are used with "
             "`use_vllm: true`, `vllm_mode: server` and `use_peft: true`. Set those, or remove vllm_server_urls."
         )
-    from train.engines.vllm_server_api import normalize_url
-
     problems, seen = [], set()
     for url in urls:
         try:

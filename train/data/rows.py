@@ -10,7 +10,7 @@ from __future__ import annotations
 from datasets import Dataset
 
 from problems.code_data import CodeProblem
-from problems.domains import domain_of_problems, domain_of_source
+from problems.domains import Domain, domain_of_problems, domain_of_source
 from problems.math_data import DatasetError, MathProblem
 from train.config import ScriptArguments
 
@@ -36,9 +36,13 @@ def held_out_task_args(args: ScriptArguments, problems: int | None, max_tokens: 
     return domain.held_out(args, problems, max_tokens)
 
 
-def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[CodeProblem]:
+def load_training_problems(
+    args: ScriptArguments, domain: Domain | None = None
+) -> list[MathProblem] | list[CodeProblem]:
+    """The config's training problems, loaded by ``domain`` (the run's, resolved once: train/config/resolved.py;
+    None: the dataset's)."""
     knobs = arithmetic_settings(args) if args.dataset == "arithmetic" else {}
-    return domain_of_source(args.dataset).load(
+    return (domain or domain_of_source(args.dataset)).load(
         args.dataset,
         path=args.dataset_path,
         split=args.dataset_split,
@@ -49,9 +53,12 @@ def load_training_problems(args: ScriptArguments) -> list[MathProblem] | list[Co
     )
 
 
-def to_dataset(problems: list[MathProblem] | list[CodeProblem], num_shots: int, tools: bool = False) -> Dataset:
-    """``tools``: the prompt that offers the python tool (the domain's ``tool_row``)."""
-    domain = domain_of_problems(problems)
+def to_dataset(
+    problems: list[MathProblem] | list[CodeProblem], num_shots: int, tools: bool = False, domain: Domain | None = None
+) -> Dataset:
+    """``tools``: the prompt that offers the python tool (the domain's ``tool_row``); ``domain``: the problems'
+    (None: found from their type)."""
+    domain = domain or domain_of_problems(problems)
     row = domain.tool_row if tools else domain.training_row  # problems/domains.py: prompt builder, reward's column
     if row is None:
         raise DatasetError(f"the {domain.name} domain has no prompt that offers a tool")

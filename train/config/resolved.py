@@ -1,0 +1,59 @@
+"""The run as resolved once: after parsing and every check, ``train/grpo.py`` turns the config into one ``RunPlan``
+(the dataset's domain, the reward functions, the rollout engine, whether it evaluates held-out problems and offers
+tools), and the stages after it (data, exploit pre-flight, held-out eval, trainer, guards) read what was decided
+here instead of deriving it again from the config.
+
+The parsed arguments stay in the plan: TRL's trainer reads ``training_args`` and ``model_args`` whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from problems.domains import Domain, reward_funcs
+from train.config.arguments import ScriptArguments
+from train.config.validation import evaluates_held_out, validate
+from train.engines.choice import Engine, rollout_engine
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run is, decided once: read by every stage after ``resolve_run``."""
+
+    script_args: ScriptArguments
+    training_args: object  # TRL's GRPOConfig (CheckedGRPOConfig)
+    model_args: object  # TRL's ModelConfig (CheckedModelConfig)
+    domain: Domain  # the dataset's answer domain (problems/domains.py): loader, rows, scorer, eval task
+    reward_funcs: tuple[Callable[..., list], ...]  # the config's reward_funcs, in order, think frozen in
+    engine: Engine  # the rollout engine (train/engines/choice.py)
+    held_out: bool  # eval_strategy is on: the trainer evaluates the domain's eval task on held-out problems
+    main_process: bool  # process 0: the one that prints
+
+    @property
+    def reward_names(self) -> tuple[str, ...]:
+        return tuple(self.script_args.reward_funcs)
+
+    @property
+    def tools(self) -> bool:
+        return bool(self.script_args.tools)
+
+    @property
+    def scorer(self) -> str:
+        """The domain's Inspect scorer as its score is named in a log (``verigrpo/math_scorer`` -> ``math_scorer``)."""
+        return self.domain.scorer.split("/")[-1]
+
+
+def resolve_run(script_args: ScriptArguments, training_args, model_args) -> RunPlan:
+    """Every check on the config (``validate``: ConfigError before anything heavy loads), then the run's decisions."""
+    domain = validate(script_args, training_args, model_args)
+    return RunPlan(
+        script_args=script_args,
+        training_args=training_args,
+        model_args=model_args,
+        domain=domain,
+        reward_funcs=tuple(reward_funcs(script_args.reward_funcs, think=script_args.think)),
+        engine=rollout_engine(training_args, model_args),
+        held_out=evaluates_held_out(training_args),
+        main_process=training_args.process_index == 0,
+    )
