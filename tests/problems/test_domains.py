@@ -120,9 +120,10 @@ def test_held_out_evals_need_the_domains_eval_task(toy_domain):
 
     evaluating = SimpleNamespace(eval_strategy="steps")
     config = SimpleNamespace(dataset="choice_toy", eval_problems=None, eval_dataset_path=None)
+    toy = domains.domain_of_source("choice_toy")
     with pytest.raises(ConfigError, match=r"dataset 'choice_toy' \(choice\) has no Inspect eval task"):
-        check_held_out_eval(config, evaluating)
-    check_held_out_eval(config, SimpleNamespace(eval_strategy="no"))
+        check_held_out_eval(config, evaluating, toy)
+    check_held_out_eval(config, SimpleNamespace(eval_strategy="no"), toy)
 
     from evals.code_task import code_verified
     from evals.math_task import math_verified

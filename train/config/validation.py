@@ -175,14 +175,13 @@ def evaluates_held_out(training_args) -> bool:
     return training_args.eval_strategy != "no"
 
 
-def check_held_out_eval(script_args: ScriptArguments, training_args, domain: Domain | None = None) -> None:
-    """With ``eval_strategy`` on: the dataset's domain has an eval task and problems training does not see
-    (``problems/domains.py``), and ``eval_dataset_path``, if given, is a readable file of them. ``validate`` passes
-    the ``domain`` ``check_data`` resolved; None looks it up (a check run on its own)."""
+def check_held_out_eval(script_args: ScriptArguments, training_args, domain: Domain) -> None:
+    """With ``eval_strategy`` on: the dataset's ``domain`` (the one ``check_data`` resolved) has an eval task and
+    problems training does not see (``problems/domains.py``), and ``eval_dataset_path``, if given, is a readable file
+    of them."""
     if not evaluates_held_out(training_args):
         return
     strategy = getattr(training_args.eval_strategy, "value", training_args.eval_strategy)
-    domain = domain or domain_of_source(script_args.dataset)
     if domain.eval_task is None or domain.held_out is None:
         raise ConfigError(
             f"eval_strategy: {strategy}: dataset {script_args.dataset!r} ({domain.name}) has "
