@@ -25,12 +25,15 @@ def arithmetic_settings(args: ScriptArguments) -> dict:
     }
 
 
-def held_out_task_args(args: ScriptArguments, problems: int | None, max_tokens: int) -> dict:
+def held_out_task_args(
+    args: ScriptArguments, problems: int | None, max_tokens: int, domain: Domain | None = None
+) -> dict:
     """The arguments of the domain's eval task (``problems/domains.py``: ``evals/math_task.py@math_verified`` for
     math) for the problems this config does not train on: arithmetic's 'test' split of the same generator
     (same operations, range and seed), GSM8K's test split, or ``eval_dataset_path``; the same worked examples
-    and think setting (``-T`` values as the CLI takes them). DatasetError when the dataset has none."""
-    domain = domain_of_source(args.dataset)
+    and think setting (``-T`` values as the CLI takes them). DatasetError when the dataset has none. ``domain``: the
+    run's (train/config/resolved.py), None: the dataset's."""
+    domain = domain or domain_of_source(args.dataset)
     if domain.held_out is None:
         raise DatasetError(f"dataset {args.dataset!r} ({domain.name}) has no eval task to run held-out evals with")
     return domain.held_out(args, problems, max_tokens)
