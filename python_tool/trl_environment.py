@@ -13,6 +13,7 @@ A sandbox that fails (not the program: :class:`rewards.sandbox.SandboxError`) wo
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping
 
 from python_tool.session import (
     CODE_DESCRIPTION,
@@ -120,13 +121,14 @@ TOOL_CONFIG_KEYS = (
 the tool evals read (``python_tool/turns.py``)."""
 
 
-def tool_limits(script_args) -> ToolLimits:
-    """The run's tool limits from its config (the ``tool_*`` keys of ScriptArguments)."""
+def tool_limits(config) -> ToolLimits:
+    """The run's tool limits from its ``tool_*`` keys: ScriptArguments, or run.json's config values (a mapping)."""
+    values = config if isinstance(config, Mapping) else vars(config)
     return ToolLimits(
-        timeout_s=float(script_args.tool_timeout_s),
-        memory_mb=int(script_args.tool_memory_mb),
-        output_chars=int(script_args.tool_output_chars),
-        max_calls=int(script_args.tool_max_calls),
+        timeout_s=float(values["tool_timeout_s"]),
+        memory_mb=int(values["tool_memory_mb"]),
+        output_chars=int(values["tool_output_chars"]),
+        max_calls=int(values["tool_max_calls"]),
     )
 
 

@@ -1,6 +1,6 @@
 """Tool turns in an eval built exactly as training builds them, for the two providers that evaluate a tool-trained
-policy: the policy in memory (``evals/policy_model.py``, the held-out evals) and a saved run (``--model
-verigrpo/<run dir>``, ``evals/checkpoint_model.py``).
+policy: the policy in memory (``evals/providers/policy_model.py``, the held-out evals) and a saved run (``--model
+verigrpo/<run dir>``, ``evals/providers/checkpoint_model.py``).
 
 TRL's tool loop (``GRPOTrainer._tool_call_loop``, trl 1.16) decides what the policy reads and how its calls are read;
 an eval that does it differently scores another policy than the one the rewards shaped. What it does, and what this
@@ -60,7 +60,7 @@ from python_tool.chat_template import apply_tool_template, tool_calling_problem
 from python_tool.inspect_tool import offered_limits
 from python_tool.seams import sample_state, tool_suffix_ids
 from python_tool.session import ToolLimits
-from python_tool.trl_environment import PythonToolEnvironment, tool_rounds
+from python_tool.trl_environment import PythonToolEnvironment, tool_limits, tool_rounds
 
 
 class ToolTurnError(ValueError):
@@ -78,16 +78,11 @@ class ToolSetting:
 
     @classmethod
     def from_config(cls, values: Mapping[str, Any]) -> ToolSetting | None:
-        """From config values (``python_tool.trl_environment.TOOL_CONFIG_KEYS``; run.json's script and training sections merged);
-        None for a run without tools."""
+        """From config values (``python_tool.trl_environment.TOOL_CONFIG_KEYS``; run.json's script and training
+        sections merged); None for a run without tools."""
         if not values.get("tools"):
             return None
-        limits = ToolLimits(
-            timeout_s=float(values["tool_timeout_s"]),
-            memory_mb=int(values["tool_memory_mb"]),
-            output_chars=int(values["tool_output_chars"]),
-            max_calls=int(values["tool_max_calls"]),
-        )
+        limits = tool_limits(values)
         return cls(
             limits=limits,
             rounds=tool_rounds(limits.max_calls, values.get("max_tool_calling_iterations")),
@@ -108,7 +103,7 @@ def training_tools(environment: PythonToolEnvironment) -> list:
 
 def training_messages(messages: list[ChatMessage]) -> list[dict]:
     """Inspect messages as the chat dicts TRL renders (``rewards.build_messages``' format; the inverse of
-    ``evals/chat.chat_messages``): ``tool_calls`` as ``{"type": "function", "function": {"name", "arguments"}}``,
+    ``records/chat.chat_messages``): ``tool_calls`` as ``{"type": "function", "function": {"name", "arguments"}}``,
     tool results as ``{"role": "tool", "name", "content"}``."""
     converted = []
     for message in messages:
