@@ -8,7 +8,7 @@ both use these (torch + transformers + bitsandbytes; no Inspect, nothing of trai
   (``dequantize_once``, ``dequantized``)
 - ``grouped_attention``: decoding without copying the KV cache once per query head (``grouped_kv_attention``)
 - ``greedy_batch``: greedy decoding of a batch whose prompts share a prefix (computed once; finished rows dropped),
-  behind ``evals/checkpoint_model.py``'s ``generate``
+  behind ``evals/providers/checkpoint_model.py``'s ``generate``
 - ``transformers_seams``, ``bnb_seams``: every private transformers / bitsandbytes name verigrpo relies on, in one
   module per library, each pinned by a test (tests/cpu/test_*_seams.py)
 """

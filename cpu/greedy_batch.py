@@ -12,7 +12,7 @@ continuous batching (``generate_batch``) sizes a paged cache from free memory, w
 cannot promise (on the project machine it was killed for memory).
 
 ``SharedPrefixGreedy`` puts it behind ``model.generate``'s call signature for Inspect's provider
-(``evals/checkpoint_model.py``); anything but a plain greedy request goes to the original ``generate``.
+(``evals/providers/checkpoint_model.py``); anything but a plain greedy request goes to the original ``generate``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The Inspect AI side: tasks and scorers on the same verifier as the rewards, the sandbox and model
-providers, and the tools that re-score and audit logs.
+"""The Inspect AI side: tasks and scorers on the same verifier as the rewards (at the top: their files are what
+``inspect eval`` and ``--scorer`` name), the model providers, and statistics over logs.
 
 - ``math_task``: ``@task math_verified`` (+ ``gsm8k_verified``, ``math500_verified``), ``record_to_sample``
 - ``math_scoring``: one Score from a Verdict (correct C/I + format), what ``verigrpo/math_verifier`` scores with
@@ -9,25 +9,20 @@ providers, and the tools that re-score and audit logs.
 - ``code_scoring``: one Score from a code Verdict (fraction + passed_all), tamper markers in metadata
 - ``domain_task``: ``@task domain_verified`` and the ``verigrpo/domain_scorer`` body: any domain that declares its
   judge as ``grade`` (problems/domains.py), evaluated with no Inspect code of its own
-- ``chat``: ``chat_messages``: ``{"role", "content"}`` dicts as Inspect messages (the one role table)
-- ``checkpoint_model``: the model provider ``verigrpo/<run dir>``: a checkpoint loaded as its run.json says it
-  trained
-- ``checkpoint_eval``: a checkpoint scored as trained: the printed ``inspect eval`` command and the same eval in process
-  (one batch per eval)
-- ``policy_model``: the model provider ``verigrpo-policy``: a model object in memory (the policy a training run's
-  held-out evals score), greedy, in batches fixed before the eval starts
-- ``model_info``: registers our providers' model info with Inspect, so its model-info lookup never builds (and loads)
-  a provider a second time
-- ``inspect_seams``: Inspect's non-public names verigrpo uses (``registry_name``, ``registry_alias``, ``EvalScorer``,
-  ``EvalMetricDefinition``)
+- ``providers/``: the model providers ``verigrpo/<run dir>`` (``checkpoint_model``: a checkpoint loaded as its
+  run.json says it trained) and ``verigrpo-policy`` (``policy_model``: the policy in memory a training run's held-out
+  evals score), their model info (``model_info``), and a checkpoint scored as trained (``checkpoint_eval``)
 - ``log_stats/``: statistics over eval and rollout logs: the paired difference of two evals (``paired``,
   ``eval_pairs``), grade changes between two scorers (``grade_changes``), a rollout log's group metrics
   (``group_metrics``), the rollout audit (``rollout_audit``)
-- the ``python`` tool (its Inspect tool, the ``bwrap`` sandbox provider, a tool-trained policy's turns) is
-  ``python_tool/``, below this package
 - ``inspect_plugin/``: installed as the package ``verigrpo``: Inspect's entry point, where every name is registered
   once: the scorers ``verigrpo/math_verifier`` and ``verigrpo/unit_test_scorer``, the metrics ``verigrpo/group_mean``
   and ``verigrpo/pass_at_G``, the sandbox provider ``verigrpo/bwrap``, the model providers ``verigrpo`` and
   ``verigrpo-policy``, and the hook ``verigrpo/exit_status`` (``inspect eval`` of a project task that errored or
   completed no sample exits 1)
+- ``data/``: the verifier scorecard's example (``scripts/verifier_scorecard.py``)
+
+Below this package, imported by it and by training alike: the ``python`` tool (its Inspect tool, the ``bwrap``
+sandbox provider, a tool-trained policy's turns) in ``python_tool/``; Inspect's message table (``records/chat.py``)
+and its non-public names (``records/inspect_seams.py``) in ``records/``.
 """

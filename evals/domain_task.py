@@ -17,9 +17,9 @@ from inspect_ai.scorer import Score, Scorer, Target
 from inspect_ai.solver import TaskState, generate
 from inspect_ai.util import registry_create
 
-from evals.chat import chat_messages
 from problems.domains import DOMAIN_SCORER, DOMAINS, HOW_TO_REGISTER, Domain
 from problems.math_data import DatasetError
+from records.chat import chat_messages
 
 DEFAULT_MAX_TOKENS = 256
 

@@ -16,12 +16,12 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate, use_tools
 
-from evals.chat import chat_messages
 from evals.math_scoring import HEADLINE
 from evals.verify import math_verifier
 from problems.math_data import ARITHMETIC_DEFAULTS, FILE_SOURCES, MathProblem, default_split, load_problems
 from python_tool.inspect_tool import python_tool
 from python_tool.session import ToolLimits
+from records.chat import chat_messages
 from rewards import build_messages, verifier_id
 
 DEFAULT_DATASET = "arithmetic"

@@ -15,7 +15,7 @@ makes the bare name a second key for that one object. Whichever name a user give
 import inspect
 
 import verigrpo
-from evals.inspect_seams import registry_alias
+from records.inspect_seams import registry_alias
 from rewards import grade, grade_code, is_correct
 
 __all__ = ["grade", "grade_code", "is_correct", "math_verifier", "unit_test_scorer"]

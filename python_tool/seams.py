@@ -1,6 +1,6 @@
 """The TRL and Inspect names the tool's eval turns need that are not public API: where an upgrade breaks them.
 
-They live here, not in ``train/trl_seams.py`` or ``evals/inspect_seams.py`` (the other names of the same libraries),
+They live here, not in ``train/trl_seams.py`` or ``records/inspect_seams.py`` (the other names of the same libraries),
 because ``python_tool`` sits below ``train`` and ``evals`` and imports neither. Written against trl 1.16.0 and
 inspect-ai 0.3.285 (pinned in pyproject.toml); tests/test_seams.py lets no other module name them.
 

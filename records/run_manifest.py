@@ -1,6 +1,6 @@
 """run.json, the record ``train/grpo.py`` writes into its output directory and every ``checkpoint-N``: its one reader.
 
-Training writes it (``train/artifacts/manifest.py``); the checkpoint model provider (``evals/checkpoint_model.py``),
+Training writes it (``train/artifacts/manifest.py``); the checkpoint model provider (``evals/providers/checkpoint_model.py``),
 the scorers' verifier check (``evals/math_scoring.py``) and the tests read it here. Standard library only,
 so a scorer can read it without importing the trainer.
 """

@@ -425,8 +425,8 @@ def profile_eval(problems: int, config_path: str, max_tokens: int) -> None:
     sys.path.insert(0, str(REPO / "scripts"))
     import demo
 
-    from evals.checkpoint_eval import checkpoint_model_args, run_eval
-    from evals.checkpoint_model import loading_args
+    from evals.providers.checkpoint_eval import checkpoint_model_args, run_eval
+    from evals.providers.checkpoint_model import loading_args
 
     with TemporaryDirectory() as tmp:
         initial = demo.write_initial_policy(config_path, Path(tmp) / "initial")

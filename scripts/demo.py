@@ -10,7 +10,7 @@ what the difference supports.
    by rewards.grade: on the 4-bit base training uses, and on the full-precision base;
 3. trains it with train/grpo.py (4-bit + LoRA, reward = rewards.correctness + a little format shaping);
 4. evaluates the trained adapter the same two ways. All four evals go through the ``verigrpo/`` provider
-   (evals/checkpoint_model.py), which loads a run as its run.json says, so before and after differ only in
+   (evals/providers/checkpoint_model.py), which loads a run as its run.json says, so before and after differ only in
    the adapter's weights, and each printed ``inspect eval ... --model verigrpo/<dir>`` command scores the
    same policy;
 5. compares the evals problem by problem (evals/log_stats/eval_pairs.py, evals/log_stats/paired.py: Newcombe's paired 95%
@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from evals.checkpoint_eval import EvalFailed, checkpoint_model_args, checkpoint_ref, eval_command, run_eval
+from evals.providers.checkpoint_eval import EvalFailed, checkpoint_model_args, checkpoint_ref, eval_command, run_eval
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL_DIR = REPO / "models" / "smollm2-135m-instruct"

@@ -13,9 +13,9 @@ domain that declares its judge as ``grade``, problems/domains.py). The metrics o
 scores (``verigrpo/group_mean``, ``verigrpo/pass_at_G``: ``evals/log_stats/group_metrics.py``) are registered here, so
 ``inspect score`` and ``recompute_metrics`` find them by the names the log records. The ``bwrap`` sandbox provider is
 registered here too (Inspect matches sandbox names without the prefix: ``sandbox="bwrap"``), and so is
-the model provider ``verigrpo`` (``evals/checkpoint_model.py``): ``--model verigrpo/<run dir>`` evaluates
+the model provider ``verigrpo`` (``evals/providers/checkpoint_model.py``): ``--model verigrpo/<run dir>`` evaluates
 a training checkpoint loaded as its run.json says it was trained (4-bit base included). So is
-``verigrpo-policy`` (``evals/policy_model.py``), the policy in memory that a run's held-out evals score.
+``verigrpo-policy`` (``evals/providers/policy_model.py``), the policy in memory that a run's held-out evals score.
 The hook ``verigrpo/exit_status`` makes ``inspect eval`` of this project's tasks exit 1 when a task ended in error or
 completed no sample (Inspect's own ``inspect eval`` exits 0 then; only ``eval-set`` reports it), so a script or CI
 that runs a documented command sees the failure.
@@ -33,10 +33,10 @@ from inspect_ai.scorer import Metric, Scorer, mean, metric, scorer, stderr
 from inspect_ai.util import sandboxenv
 
 from evals.code_scoring import CODE_METRICS, code_scorer
-from evals.inspect_seams import registry_name
 from evals.log_stats.group_metrics import group_mean_metric, pass_at_group_metric
 from evals.math_scoring import MATH_METRICS, math_scorer
 from python_tool.inspect_sandbox import BwrapSandboxEnvironment
+from records.inspect_seams import registry_name
 
 NAMESPACE = "verigrpo"
 
@@ -98,20 +98,20 @@ class bwrap(BwrapSandboxEnvironment):  # noqa: N801 - the registered provider's 
 
 @modelapi(name=_name("verigrpo"))
 def checkpoint_provider() -> type:
-    """``--model verigrpo/<run dir>``: a checkpoint as trained (``evals.checkpoint_model``). Inspect matches
+    """``--model verigrpo/<run dir>``: a checkpoint as trained (``evals.providers.checkpoint_model``). Inspect matches
     model providers by their unqualified name, so the model string starts ``verigrpo/``. The heavy imports
     (torch, transformers, trl) happen only when such a model is asked for."""
-    from evals.checkpoint_model import checkpoint_api
+    from evals.providers.checkpoint_model import checkpoint_api
 
     return checkpoint_api()
 
 
 @modelapi(name=_name("verigrpo-policy"))
 def policy_provider() -> type:
-    """A model object in memory: the policy a training run's held-out evals score (``evals.policy_model``;
+    """A model object in memory: the policy a training run's held-out evals score (``evals.providers.policy_model``;
     ``train/artifacts/held_out.py`` creates it with the model). Named on the command line it says what to use
     instead."""
-    from evals.policy_model import policy_api
+    from evals.providers.policy_model import policy_api
 
     return policy_api()
 

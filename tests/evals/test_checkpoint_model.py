@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from evals.checkpoint_model import CheckpointError, loading_args
+from evals.providers.checkpoint_model import CheckpointError, loading_args
 from tests.helpers import CPU_CONFIG, MODEL, REPO
 
 
@@ -78,7 +78,7 @@ def test_the_provider_loads_the_4bit_base_unless_asked_for_full_precision(run_di
     import torch
     from inspect_ai.model import get_model
 
-    from evals.inspect_seams import hf_model_api
+    from records.inspect_seams import hf_model_api
 
     def layer_types(model_args):
         model = get_model(f"verigrpo/{run_dir}", memoize=False, device="cpu", **model_args)
@@ -124,7 +124,7 @@ def test_a_moved_run_names_the_missing_base(tmp_path, run_dir):
 
 
 def test_the_demo_hint_is_a_command_for_this_provider():
-    from evals.checkpoint_eval import eval_command, inspect_command
+    from evals.providers.checkpoint_eval import eval_command, inspect_command
     from train.config import parse_config
     from train.data.rows import held_out_task_args
 
@@ -157,7 +157,7 @@ def counted_loads(monkeypatch) -> list[str]:
 def test_inspects_model_info_lookup_does_not_load_the_checkpoint_again(run_dir, tmp_path, monkeypatch):
     """On every model event of an eval Inspect asks ``get_model_info`` about the model the event names (its ACP usage
     update); for a name it does not know, it builds the provider again: a second full load of the checkpoint. The
-    provider registers its model's info when built (evals/model_info.py), so the lookup loads nothing. The whole
+    provider registers its model's info when built (evals/providers/model_info.py), so the lookup loads nothing. The whole
     eval: ``test_one_eval_loads_the_checkpoint_once``."""
     from inspect_ai.model import get_model, get_model_info
     from transformers import AutoConfig

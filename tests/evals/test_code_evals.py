@@ -18,9 +18,9 @@ from inspect_ai.util import OutputLimitExceededError, SandboxUserUnsupportedErro
 import evals.code_scoring
 import evals.verify
 import rewards.code.code_verifier
-from python_tool.inspect_sandbox import BwrapSandboxEnvironment
 from evals.code_task import code_verified
 from problems.code_data import load_code_problems
+from python_tool.inspect_sandbox import BwrapSandboxEnvironment
 from rewards import code_tests
 from tests.helpers import BIN, REPO
 
@@ -79,7 +79,7 @@ def test_code_task_end_to_end(tmp_path, mock_model):
     assert none.metadata["reason"] == "no_answer" and none.value["fraction"] == 0.0
     metrics = {(r.name, m): v.value for r in log.results.scores for m, v in r.metrics.items()}
     assert metrics[("passed_all", "mean")] == pytest.approx(1 / 6)
-    from evals.inspect_seams import resolve_declared_headline
+    from records.inspect_seams import resolve_declared_headline
 
     headline = resolve_declared_headline(log.results.scores, log.eval.headline_metric)
     assert (headline.score.name, headline.metric.name) == ("fraction", "mean")

@@ -88,7 +88,7 @@ def test_math_task_end_to_end(tmp_path, mock_model):
     metrics = {(r.name, m): v.value for r in log.results.scores for m, v in r.metrics.items()}
     assert metrics[("correct", "accuracy")] == 0.5 and metrics[("format", "mean")] == 0.75
     assert log.eval.metadata["verifier"] == rewards.verifier_id()
-    from evals.inspect_seams import resolve_declared_headline  # None when the declaration matches nothing
+    from records.inspect_seams import resolve_declared_headline  # None when the declaration matches nothing
 
     headline = resolve_declared_headline(log.results.scores, log.eval.headline_metric)
     assert (headline.score.name, headline.metric.name, headline.metric.value) == ("correct", "accuracy", 0.5)

@@ -1,4 +1,4 @@
-"""evals/policy_model.py: an Inspect eval of a model object in memory, greedy, in batches fixed before it starts.
+"""evals/providers/policy_model.py: an Inspect eval of a model object in memory, greedy, in batches fixed before it starts.
 
 Real Inspect evals of the task training's held-out evals run (``math_verified``), on the real small CPU model
 (unquantized, loaded in the test). The trainer's use of it: tests/integration/test_held_out_eval.py.
@@ -7,7 +7,7 @@ Real Inspect evals of the task training's held-out evals run (``math_verified``)
 import pytest
 
 from evals.math_task import math_verified
-from evals.policy_model import PolicyAPI, PolicyModelError, policy_model
+from evals.providers.policy_model import PolicyAPI, PolicyModelError, policy_model
 
 PROBLEMS, MAX_TOKENS = 5, 16
 
@@ -103,7 +103,7 @@ def test_named_on_the_command_line_it_says_what_to_use_instead():
 def test_one_eval_builds_the_provider_once(model_and_tokenizer, tmp_path, monkeypatch):
     """On each model event Inspect asks ``get_model_info`` about the model (its ACP usage update); a name it does not
     know it resolved by building the provider again, which for this one fails (no model object) and is swallowed
-    (evals/model_info.py)."""
+    (evals/providers/model_info.py)."""
     from inspect_ai import eval as inspect_eval
 
     init, built = PolicyAPI.__init__, []

@@ -186,9 +186,9 @@ def test_a_real_cpu_tool_run_shows_the_policys_call_its_output_and_answer(tmp_pa
     output in the Transcript, and the reward on Scoring."""
     from inspect_ai.log import read_eval_log
 
+    from python_tool.trl_environment import tool_limits
     from tests.helpers.tool_runs import TOOLS_CONFIG, executed_calls, prepare_tool_model, train_tool_run
     from train.config import parse_config
-    from python_tool.trl_environment import tool_limits
 
     prepare_tool_model()
     result = train_tool_run(tmp_path / "run")

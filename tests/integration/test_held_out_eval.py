@@ -31,7 +31,7 @@ def training_entries(history):
 def test_a_run_with_held_out_evals_writes_inspect_logs_and_draws_them(tmp_path, cpu_model, monkeypatch, capsys):
     from inspect_ai.log import read_eval_log
 
-    from evals.checkpoint_model import resolve_run_dir
+    from evals.providers.checkpoint_model import resolve_run_dir
 
     monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     run = tmp_path / "run"

@@ -3,7 +3,7 @@ an error naming it (for the checkpoint provider too), never a silent default."""
 
 import pytest
 
-from evals.checkpoint_model import CheckpointError, read_run
+from evals.providers.checkpoint_model import CheckpointError, read_run
 from records.run_manifest import RunManifestError, read_run_manifest
 from train.artifacts.manifest import write_manifest
 

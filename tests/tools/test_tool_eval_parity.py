@@ -1,5 +1,5 @@
-"""Eval parity for a tool-trained policy: the in-memory policy's Inspect provider (evals/policy_model.py, the held-out
-evals; evals/checkpoint_model.py shares it) feeds the policy the very token ids TRL's tool loop feeds it in training,
+"""Eval parity for a tool-trained policy: the in-memory policy's Inspect provider (evals/providers/policy_model.py, the held-out
+evals; evals/providers/checkpoint_model.py shares it) feeds the policy the very token ids TRL's tool loop feeds it in training,
 reads its calls with TRL's parser, runs them in the bwrap sandbox through Inspect, and grades the final answer.
 
 The policy is a stand-in that writes scripted text (a tool call in the chatml_tools format, then an answer) and
@@ -15,7 +15,7 @@ import types
 import pytest
 import torch
 
-from evals.chat import chat_messages
+from records.chat import chat_messages
 from python_tool.session import ToolLimits
 from python_tool.trl_environment import PythonToolEnvironment, tool_config
 from python_tool.turns import ToolSetting
@@ -62,7 +62,7 @@ class Script:
 
 
 class StandInPolicy:
-    """What evals/policy_model.py calls on a transformers model: ``generate``, ``device``, ``generation_config``."""
+    """What evals/providers/policy_model.py calls on a transformers model: ``generate``, ``device``, ``generation_config``."""
 
     device = torch.device("cpu")
 
@@ -134,7 +134,7 @@ def eval_with_tool(
     from inspect_ai import eval as inspect_eval
 
     from evals.math_task import math_verified
-    from evals.policy_model import policy_model
+    from evals.providers.policy_model import policy_model
 
     problems = tmp_path / "problems.jsonl"
     problems.write_text(json.dumps({"id": "p1", "question": QUESTION, "answer": ANSWER}) + "\n")
@@ -314,7 +314,7 @@ def test_a_tool_the_policy_was_not_trained_with_is_refused(tokenizer):
     from inspect_ai.model import GenerateConfig
     from inspect_ai.tool import ToolInfo
 
-    from evals.policy_model import PolicyAPI, PolicyModelError
+    from evals.providers.policy_model import PolicyAPI, PolicyModelError
 
     api = PolicyAPI("x", policy=StandInPolicy(Script(tokenizer, [])), tokenizer=tokenizer, tools=SETTING)
     prompt = chat_messages(build_messages(QUESTION, 1, tools=True))
@@ -355,9 +355,9 @@ def tool_run(tmp_path_factory, tokenizer):
 
 
 def test_a_runs_tool_setting_is_read_from_run_json(tmp_path, tokenizer):
-    """evals/checkpoint_model.py's tool provider for a run: run.json's tool keys, the tool turns of the held-out evals;
+    """evals/providers/checkpoint_model.py's tool provider for a run: run.json's tool keys, the tool turns of the held-out evals;
     none for a run without tools."""
-    from evals.checkpoint_model import _tool_api
+    from evals.providers.checkpoint_model import _tool_api
     from train.artifacts.manifest import build_manifest, write_manifest
 
     for config, expected in [("cpu-smollm2-tools.yaml", SETTING_OF_THE_CPU_TOOL_CONFIG), ("cpu-smollm2.yaml", None)]:

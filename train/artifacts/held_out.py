@@ -84,8 +84,8 @@ class HeldOutEval:
         from inspect_ai import eval as inspect_eval
         from transformers.trainer_utils import speed_metrics
 
-        from evals.checkpoint_eval import EvalFailed
-        from evals.policy_model import policy_model
+        from evals.providers.checkpoint_eval import EvalFailed
+        from evals.providers.policy_model import policy_model
 
         start = time.time()
         log_args = {"training_step": step, "batch_size": self.batch_size, "greedy": True}

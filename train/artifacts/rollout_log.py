@@ -67,8 +67,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import Score
 
-from evals.chat import chat_messages
-from evals.inspect_seams import EvalMetricDefinition, EvalScorer  # Inspect's private names, in one module
+from records.chat import chat_messages
+from records.inspect_seams import EvalMetricDefinition, EvalScorer  # Inspect's private names, in one module
 from records.rollout_format import GROUP_MEAN_METRIC, PASS_AT_G_METRIC, ROLLOUT_MODEL, STEP_KEY, train_score_name
 from rewards.common import completion_text
 from rewards.reward_log import WhyPaid

@@ -6,7 +6,7 @@ import json
 import pytest
 from transformers import TrainerState
 
-from evals.checkpoint_model import CheckpointError, resolve_run_dir
+from evals.providers.checkpoint_model import CheckpointError, resolve_run_dir
 from train.guards.best_checkpoint import BEST_JSON, NoBestCheckpoint, best_record, score_key, summary_lines
 
 

@@ -43,7 +43,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from evals.model_info import register_model_info
+from evals.providers.model_info import register_model_info
 
 PROVIDER = "verigrpo-policy"
 REGISTERED = f"verigrpo/{PROVIDER}"  # the name evals/inspect_plugin registers it under
@@ -93,7 +93,7 @@ class PolicyAPI(ModelAPI):
             )
         if model_args:
             raise PolicyModelError(f"{PROVIDER}: unknown model arguments {sorted(model_args)}")
-        register_model_info(PROVIDER, model_name, policy)  # or Inspect builds this provider again (evals/model_info.py)
+        register_model_info(PROVIDER, model_name, policy)  # or Inspect builds this provider again (model_info.py)
         self.policy, self.tokenizer, self.batch_size = policy, tokenizer, max(1, int(batch_size))
         self.eos_ids = self._eos_ids()
         self.tool_turns = None  # python_tool.turns.ToolTurns for a run trained with tools

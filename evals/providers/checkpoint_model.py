@@ -26,7 +26,7 @@ with it every greedy token) does not depend on timing.
 A run trained with tools (run.json: ``tools: [python]``) evaluated on a task that offers the tool
 (``-T tools=true``, with the run's ``tool_*`` limits) is answered as training's tool loop generates:
 the run's tool template, the training tool's schema, TRL's ids and parser, its rounds and completion
-budget (``python_tool/turns.py``, through the provider the held-out evals use, ``evals/policy_model.py``;
+budget (``python_tool/turns.py``, through the provider the held-out evals use, ``evals/providers/policy_model.py``;
 each conversation alone, greedy: ``-M do_sample=false`` is required). Inspect's ``hf`` provider would
 render the tool from Inspect's ``ToolInfo`` and parse calls with its own handler.
 """
@@ -180,8 +180,8 @@ def checkpoint_api() -> type:
     """
     from inspect_ai.model import GenerateConfig
 
-    from evals.inspect_seams import hf_model_api
-    from evals.model_info import register_model_info
+    from evals.providers.model_info import register_model_info
+    from records.inspect_seams import hf_model_api
 
     class CheckpointAPI(hf_model_api()):
         def __init__(
@@ -199,7 +199,7 @@ def checkpoint_api() -> type:
             _check_base(run_dir)
             logger.info("verigrpo: loading %s (%s): %s", run_dir, precision, describe(args))
             super().__init__(str(run_dir), base_url, api_key, config or GenerateConfig(), **{**args, **model_args})
-            # registered under the name the model events carry, or Inspect loads it again (evals/model_info.py)
+            # registered under the name the model events carry, or Inspect loads it again (model_info.py)
             register_model_info(PROVIDER, self.model_name, self.model)
             from cpu.bnb_cpu import dequantize_once
 
@@ -226,7 +226,7 @@ def checkpoint_api() -> type:
 def _tool_api(run_dir: Path, model, tokenizer, model_name: str):
     """For a run trained with tools (run.json), the held-out evals' provider over this model: it renders, parses and
     limits tool turns as training did. None for a run without tools."""
-    from evals.policy_model import PolicyAPI
+    from evals.providers.policy_model import PolicyAPI
     from python_tool.trl_environment import tool_config
     from python_tool.turns import ToolSetting
 

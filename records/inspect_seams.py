@@ -1,12 +1,15 @@
 """The Inspect AI names verigrpo needs that Inspect does not export publicly: the one place an upgrade breaks.
 
+Here, below ``train`` and ``evals``, because both use it: training writes its rollout logs with Inspect's log
+classes, the evals register scorers and load checkpoints with the rest.
+
 Written against inspect-ai 0.3.285 (pinned in pyproject.toml). What checks each:
 
 * ``registry_name`` (how Inspect qualifies a registered name): tests/evals/test_math_evals.py
   ``test_registered_scorer_name_is_the_same_everywhere`` and ``..._after_a_regular_install``.
 * ``EvalScorer`` / ``EvalMetricDefinition`` (a log's scorer list, written by train/artifacts/rollout_log.py):
   tests/train/artifacts/test_rollout_log.py, which reads the written rollout logs back with ``inspect_ai.log.read_eval_log``.
-* ``hf_model_api()`` (the ``hf/`` provider's class, which ``evals/checkpoint_model.py`` subclasses):
+* ``hf_model_api()`` (the ``hf/`` provider's class, which ``evals/providers/checkpoint_model.py`` subclasses):
   tests/evals/test_checkpoint_model.py loads a checkpoint through ``--model verigrpo/<run dir>``.
 * ``resolve_declared_headline`` (which score and metric a task's ``headline_metric`` names; tests only):
   tests/evals/test_math_evals.py and tests/evals/test_code_evals.py.
@@ -14,7 +17,7 @@ Written against inspect-ai 0.3.285 (pinned in pyproject.toml). What checks each:
   registered object, which Inspect's ``FILE@name`` resolution needs (``evals/verify.py``):
   tests/evals/test_scorer_names.py resolves every scorer name through Inspect and runs ``inspect score`` by file path.
 
-``sample_state()``, which the python tool's eval turns need, is in ``python_tool/seams.py`` (below ``evals``).
+``sample_state()``, which the python tool's eval turns need, is in ``python_tool/seams.py``.
 Public Inspect API is used everywhere else (``inspect_ai.util.registry_create`` included).
 """
 

@@ -2,7 +2,7 @@
 
 ``eval_command`` is the ``inspect eval ... --model verigrpo/<run dir>`` line (run from the repository root)
 that the demo prints and a user runs; ``run_eval`` with ``checkpoint_model_args`` is the same eval in this
-process. Both go through the ``verigrpo/`` model provider (``evals/checkpoint_model.py``), greedy on CPU.
+process. Both go through the ``verigrpo/`` model provider (``evals/providers/checkpoint_model.py``), greedy on CPU.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import inspect
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def eval_connections(problems: int) -> int:

@@ -1,4 +1,8 @@
-"""Chat messages as Inspect message objects: the one role table (prompts are ``{"role", "content"}`` dicts)."""
+"""Chat messages as Inspect message objects: the one role table (prompts are ``{"role", "content"}`` dicts).
+
+Here, below ``train`` and ``evals``, because both write them: the evals' task prompts, and training's rollout logs
+(each completion's turns as an Inspect sample's messages).
+"""
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolCall
