@@ -7,10 +7,10 @@ inspect-ai 0.3.285 (pinned in pyproject.toml); tests/test_seams.py lets no other
 * ``GRPOTrainer._get_tool_suffix_ids(tool_messages)`` (TRL): the tokens TRL's tool loop appends after a completion
   that called tools (the tool results, then the next assistant header); ``tool_suffix_ids`` runs it outside a
   trainer so the tool evals (``python_tool/turns.py``) build the very ids training builds
-  (tests/tools/test_tool_eval_parity.py).
+  (tests/python_tool/test_tool_eval_parity.py).
 * ``inspect_ai.solver._task_state.sample_state()`` (Inspect): the running sample's ``TaskState``; a tool-trained
   policy's provider reads the task's tool objects from it to check their limits against the run's
-  (``python_tool/turns.py``): tests/tools/test_tool_eval_parity.py.
+  (``python_tool/turns.py``): tests/python_tool/test_tool_eval_parity.py.
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def tool_call_turns(code: str, result: str) -> list[dict]:
 
 
 # With the tool, the first worked example shows a call and the answer written by the model itself. ``result`` is
-# exactly what python_tool/session.py returns for ``code`` (tests/tools/test_tool_config.py runs it).
+# exactly what python_tool/session.py returns for ``code`` (tests/python_tool/test_tool_config.py runs it).
 TOOL_WORKED_EXAMPLE = {"code": "print(2 + 1)", "result": "3\n", "reply": tool_reply("3\n")}
 
 

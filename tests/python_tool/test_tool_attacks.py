@@ -1,5 +1,5 @@
 """Tool calls that attack the sandbox earn nothing and break nothing: each runs through the training adapter
-(python_tool/trl_environment.py; the Inspect adapter runs the same session, tests/tools/test_tool_parity.py), the attack's aim is
+(python_tool/trl_environment.py; the Inspect adapter runs the same session, tests/python_tool/test_tool_parity.py), the attack's aim is
 not met, the result stays within the limits, and the next call of a fresh rollout still works."""
 
 import asyncio
