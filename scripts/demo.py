@@ -40,6 +40,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from evals.providers.checkpoint_eval import EvalFailed, checkpoint_model_args, checkpoint_ref, eval_command, run_eval
+from train.config import parse_config
+
+# What loads a model library (torch, transformers, Inspect, datasets) is imported where the demo first needs it, each
+# marked `# lazy:`: `python scripts/demo.py --help` takes 0.5 s so, and took 46-60 s with them at the top (load 8-9).
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL_DIR = REPO / "models" / "smollm2-135m-instruct"
@@ -64,15 +68,14 @@ COMPARISONS = (
 def eval_task_args(config: str, problems: int, max_tokens: int | None = None) -> dict:
     """The held-out 'test' split of the same generator the config trains on (same operations and range), with
     the completion budget training gives (``max_completion_length``) unless ``max_tokens`` says otherwise."""
-    from train.config import parse_config
-    from train.data.rows import held_out_task_args
+    from train.data.rows import held_out_task_args  # lazy: datasets
 
     script_args, training_args, _ = parse_config(["--config", config])
     return held_out_task_args(script_args, problems, max_tokens or training_args.max_completion_length)
 
 
 def eval_task(task_args: dict):
-    from evals.math_task import math_verified
+    from evals.math_task import math_verified  # lazy: Inspect
 
     return math_verified(**task_args)
 
@@ -86,8 +89,7 @@ def write_initial_policy(config: str, directory: Path) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import get_peft_config
 
-    from train.artifacts.manifest import build_manifest, write_manifest
-    from train.config import parse_config
+    from train.artifacts.manifest import build_manifest, write_manifest  # lazy: transformers
 
     script_args, training_args, model_args = parse_config(["--config", config, "--output_dir", str(directory)])
     model_args.model_name_or_path = str((REPO / model_args.model_name_or_path).resolve())  # as training writes it
@@ -191,7 +193,7 @@ def _read(path: str) -> str:
 
 
 def comparisons(logs: dict) -> dict:
-    from evals.log_stats.eval_pairs import compare_logs
+    from evals.log_stats.eval_pairs import compare_logs  # lazy: Inspect
 
     return {key: compare_logs(logs[before], logs[after]).to_dict() for key, _, before, after in COMPARISONS}
 
@@ -486,8 +488,6 @@ def publish(run_dir: Path, seed_runs: list[Path] = ()) -> str:
 
 
 def config_facts(config: str, steps: int | None, seed: int | None) -> dict:
-    from train.config import parse_config
-
     args = ["--config", config]
     if steps is not None:
         args += ["--max_steps", str(steps)]
@@ -541,7 +541,7 @@ def main() -> int:
     started = datetime.now(timezone.utc)
     start = time.perf_counter()
     phases: dict = {}
-    from train.artifacts.manifest import git_commit, package_versions
+    from train.artifacts.manifest import git_commit, package_versions  # lazy: transformers
 
     facts = {"machine": machine(), "commit": git_commit()}  # the tree as the run starts (the code that runs)
 

@@ -39,6 +39,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from evals.providers.checkpoint_eval import EvalFailed
+from problems.domains import domain_of_source
+from python_tool.trl_environment import tool_config
+
 LOG_NAME = "held-out-step{step:06d}.eval"
 
 
@@ -84,8 +88,7 @@ class HeldOutEval:
         from inspect_ai import eval as inspect_eval
         from transformers.trainer_utils import speed_metrics
 
-        from evals.providers.checkpoint_eval import EvalFailed
-        from evals.providers.policy_model import policy_model
+        from evals.providers.policy_model import policy_model  # lazy: Inspect; train/grpo.py --help imports this module
 
         start = time.time()
         log_args = {"training_step": step, "batch_size": self.batch_size, "greedy": True}
@@ -128,9 +131,7 @@ class HeldOutEval:
 def held_out_eval(script_args, training_args) -> HeldOutEval:
     """The run's held-out eval: the domain's task on the config's held-out problems (loaded now: a dataset
     that cannot load stops the run before the model does)."""
-    from problems.domains import domain_of_source
-    from python_tool.trl_environment import tool_config
-    from train.data.rows import held_out_task_args
+    from train.data.rows import held_out_task_args  # lazy: datasets; train/grpo.py --help imports this module
 
     domain = domain_of_source(script_args.dataset)
     task_args = held_out_task_args(
