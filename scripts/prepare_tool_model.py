@@ -17,14 +17,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from python_tool.warm_start import MARKER, WarmStartSettings, warm_start, warm_start_config  # noqa: E402
+from train.config import parse_config  # noqa: E402
+from train.data.rows import load_training_problems  # noqa: E402
+
 DEFAULT_BASE = Path("models/smollm2-135m-instruct")
 DEFAULT_OUT = Path("models/smollm2-135m-instruct-tools")
 DEFAULT_CONFIG = REPO / "configs" / "cpu-smollm2-tools.yaml"
 
 
 def main() -> int:
-    from python_tool.warm_start import MARKER, WarmStartSettings
-
     defaults = WarmStartSettings()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", type=Path, default=DEFAULT_BASE, help="the checkpoint to fine-tune")
@@ -41,10 +43,6 @@ def main() -> int:
         return 0
     if not (args.base / "config.json").is_file():
         sys.exit(f"{args.base} is not a checkpoint (no config.json): run `python scripts/prepare_cpu_model.py` first")
-
-    from python_tool.warm_start import warm_start, warm_start_config
-    from train.config import parse_config
-    from train.data.rows import load_training_problems
 
     script_args, _, _ = parse_config(["--config", args.config])
     settings = WarmStartSettings(args.examples, args.epochs, args.batch_size, args.learning_rate, args.seed)

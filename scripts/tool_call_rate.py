@@ -30,6 +30,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from python_tool.trl_environment import PythonToolEnvironment, tool_limits  # noqa: E402
+from rewards import grade  # noqa: E402
+from train.config import parse_config  # noqa: E402
+from train.config.tool_checks import tool_tokenizer  # noqa: E402
+
 
 def classify(parsed: dict, text: str) -> str:
     if parsed.get("tool_calls"):
@@ -66,10 +71,7 @@ def main() -> None:
     from trl import get_quantization_config
     from trl.chat_template_utils import parse_response
 
-    from python_tool.trl_environment import PythonToolEnvironment, tool_limits
-    from rewards import grade
-    from train.config import parse_config
-    from train.config.tool_checks import tool_tokenizer
+    # lazy: datasets (train.data.rows) would cost --help seconds; torch and the model libraries above likewise
     from train.data.rows import load_training_problems, to_dataset
 
     overrides = ["--load_in_4bit", "false"] if args.full_precision else []

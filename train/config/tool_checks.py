@@ -13,7 +13,9 @@ from problems.domains import domain_of_source
 from python_tool.chat_template import TemplateNotFound, apply_tool_template, tool_calling_problem
 from python_tool.session import TOOL_NAME
 from python_tool.trl_environment import environment_factory, tool_limits, tool_rounds
+from rewards.sandbox import sandbox_problem
 from train.config.arguments import Bound, ConfigError, finite_number, out_of_range, refuse
+from train.config.distributed_checks import launch_from_env
 from train.engines.choice import Engine, rollout_engine
 
 TOOL_NAMES = (TOOL_NAME,)
@@ -46,15 +48,11 @@ def check_tools(script_args, training_args, model_args) -> None:
             f"tools: dataset {script_args.dataset!r} ({domain.name}) has no prompt that offers a tool "
             "(problems/domains.py tool_row); tools work with the math datasets."
         )
-    from rewards.sandbox import sandbox_problem
-
     problem = sandbox_problem()
     if problem:
         raise ConfigError(
             f"tools: the python tool runs in the bubblewrap sandbox, which is unavailable here: {problem}"
         )
-    from train.config.distributed_checks import launch_from_env
-
     launch = launch_from_env(training_args=training_args)
     processes = launch.world_size
     if processes > 1 and not training_args.use_vllm and launch.shards_parameters:
