@@ -9,7 +9,9 @@ The folders are the stages of a run, in order:
     artifacts/   what a run leaves: run.json and the model card, rollout logs, held-out evals, the curve
     trainer.py   RecordingGRPOTrainer: GRPOTrainer that owns the rollout engine, records every scored batch,
                  runs the held-out evals and generates on CPU with the cpu/ kernels
-    grpo.py      the entry point: parse -> validate -> build the trainer -> train -> save
+    grpo.py      the entry point: parse -> check and resolve the run once (config/resolved.py) -> run.py
+    run.py       a resolved run built (data, exploit pre-flight, held-out eval, engine, trainer, guards) and
+                 trained, saved and summarised
     gpu_check/   scripts/check_gpu.py (make gpu-check): does a recipe fit this machine, how fast, on-policy?
     trl_seams.py every private TRL name verigrpo relies on, in one module, each pinned by a test
     vllm_seams.py every private vLLM (and vllm-bnb-plugin) name verigrpo relies on, in one module, each pinned by a test

@@ -31,11 +31,11 @@ from train.trl_seams import SeamedGRPOTrainer, generation_class, lm_head_on_labe
 
 
 class RecordingGRPOTrainer(SeamedGRPOTrainer):
-    on_policy_guard = None  # train.guards.on_policy.OnPolicyGuard, set by train/grpo.py (None: no checks)
+    on_policy_guard = None  # train.guards.on_policy.OnPolicyGuard, set by train/run.py (None: no checks)
     replay_recorder = (
-        None  # train.artifacts.replay_batches.ReplayRecorder with log_replay_batches (set by train/grpo.py)
+        None  # train.artifacts.replay_batches.ReplayRecorder with log_replay_batches (set by train/run.py)
     )
-    run_guards: tuple = ()  # train/guards/ objects whose ``metrics()`` join the next training log (set by train/grpo.py)
+    run_guards: tuple = ()  # train/guards/ objects whose ``metrics()`` join the next training log (set by train/run.py)
 
     def __init__(
         self,

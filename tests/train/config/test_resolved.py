@@ -8,6 +8,7 @@ import pytest
 
 import problems.domains
 import train.grpo
+import train.run
 from problems.domains import MATH
 from tests.helpers import CPU_CONFIG
 from train.config import ConfigError, RunPlan, parse_config, resolve_run
@@ -70,7 +71,7 @@ def test_the_stages_before_the_model_resolve_the_domain_once(monkeypatch):
     def past(*args, **kwargs):
         raise PastTheDataStages
 
-    monkeypatch.setattr(train.grpo, "engine_factory", past)
+    monkeypatch.setattr(train.run, "engine_factory", past)
     with pytest.raises(PastTheDataStages):
         train.grpo.build_trainer(*parse_config(["--config", CPU_CONFIG, "--dataset_size", "64"]))
     assert asked == ["arithmetic"]

@@ -1,0 +1,218 @@
+"""A resolved run (train/config/resolved.py) built and trained: its training problems, the exploit pre-flight, the
+held-out eval, the rollout engine, the trainer with its artefacts and guards, then the training loop and its summary.
+
+``train/grpo.py`` is the command line and imports this module only once a config has parsed and passed every check:
+everything here imports torch, transformers, TRL, datasets or Inspect, which ``python train/grpo.py --help`` must not.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from trl import get_peft_config, get_quantization_config
+
+from cpu.bnb_cpu import keep_training_kernel
+from python_tool.trl_environment import tool_limits, tool_schemas
+from rewards.math.worker_pool import warm_up
+from train.artifacts.held_out import held_out_eval
+from train.artifacts.manifest import ManifestCallback, build_manifest, rollout_metadata, write_manifest
+from train.artifacts.rollout_log import RolloutRecorder
+from train.config import ConfigError
+from train.config.exploit_preflight import exploit_preflight
+from train.config.resolved import RunPlan
+from train.config.tool_checks import tool_tokenizer, trainer_tool_kwargs
+from train.data.rows import load_training_problems, to_dataset
+from train.engines.factory import engine_factory
+from train.engines.server import longest_prompt_tokens
+from train.engines.vllm_server_api import ServerError
+from train.guards.run_guards import add_guards, best_lines, raise_if_a_guard_stopped, track_best
+from train.trainer import RecordingGRPOTrainer, RolloutFlushCallback, RunSpanCallback
+
+
+def _summary(log_history: list[dict], seconds: float, first_step: int = 0) -> str:
+    """What this process did (steps after ``first_step``, the resumed checkpoint's), and the run's reward trend."""
+    steps = [entry for entry in log_history if "reward" in entry]
+    ran = [entry for entry in steps if entry.get("step", 0) > first_step]
+    if not ran:
+        return "no training steps were logged"
+    window = max(1, min(5, len(steps) // 3 or 1))
+    first = sum(e["reward"] for e in steps[:window]) / window
+    last = sum(e["reward"] for e in steps[-window:]) / window
+    fmt_key = "rewards/format_reward/mean"
+    fmt = ""
+    if fmt_key in steps[0]:
+        fmt_first = sum(e.get(fmt_key, 0.0) for e in steps[:window]) / window
+        fmt_last = sum(e.get(fmt_key, 0.0) for e in steps[-window:]) / window
+        fmt = f"; format rate {fmt_first:.2f} -> {fmt_last:.2f}"
+    resumed = f" (resumed from checkpoint-{first_step})" if first_step else ""
+    return (
+        f"{len(ran)} step{'' if len(ran) == 1 else 's'}{resumed} in {seconds:.0f} s ({seconds / len(ran):.1f} s/step); "
+        f"reward over the run's {len(steps)} steps (mean of first/last {window}) {first:.3f} -> {last:.3f}{fmt}"
+    )
+
+
+def trainer_for(plan: RunPlan):
+    """(trainer, rollout recorder or None, manifest) for a resolved run (``train/grpo.py`` ``build_trainer``): the
+    data, the exploit pre-flight, the held-out eval, the rollout engine, the trainer and its guards, each stage reading
+    the plan's decisions. Raises ConfigError/DatasetError (ServerError for servers that do not answer) before any
+    model loads."""
+    script_args, training_args, model_args = plan.script_args, plan.training_args, plan.model_args
+    problems = load_training_problems(script_args, plan.domain)  # bad data fails here, before any model is loaded
+    if not problems:
+        raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
+    exploit_preflight(problems, plan)  # a reward that pays a scripted cheat stops here (exit 2)
+    held_out = _held_out_eval(plan)  # the held-out problems load here too
+    track_best(held_out, training_args)  # train/guards/run_guards.py
+    train_dataset = to_dataset(problems, script_args.num_shots, tools=plan.tools, domain=plan.domain)
+    engine = engine_factory(  # servers that do not answer, or cannot hold the longest prompt + completion, stop it here
+        script_args,
+        training_args,
+        model_args,
+        prompt_tokens=lambda: _longest_prompt(train_dataset, plan),
+    )
+
+    # start the verifier's symbolic workers now, while the model loads, not inside the first reward call;
+    # a pool that cannot start stops the run below (with the worker's own error), before training
+    warming = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifier-warm-up")
+    warmed = warming.submit(warm_up)
+
+    model_path = _resolve_model(model_args, training_args)
+    manifest, callbacks, recorder = _artifacts(plan)
+    trainer = RecordingGRPOTrainer(
+        model=model_path,
+        engine_factory=engine,
+        held_out_eval=held_out,
+        reward_funcs=list(plan.reward_funcs),
+        reward_names=list(plan.reward_names),
+        rollout_recorder=recorder,
+        args=training_args,
+        train_dataset=train_dataset,
+        peft_config=get_peft_config(model_args),
+        quantization_config=get_quantization_config(model_args),
+        callbacks=callbacks,
+        **trainer_tool_kwargs(script_args, model_args, training_args),  # tools: environment and tokenizer
+    )
+    keep_training_kernel(trainer.model)  # an eval-mode forward (held-out evals) must not change the 4-bit math
+    warming.shutdown(wait=False)
+    try:
+        warmed.result()  # VerifierUnavailable here, not tracebacks from a thread while training runs
+    except BaseException:
+        trainer.close_rollout_engine()
+        raise
+    if trainer.rollout_engine is not None:  # run.json: the vLLM engine and the adapter it serves
+        callbacks[0].live = lambda: {"rollout_engine": trainer.rollout_engine_state()}
+    trainer.manifest_callback = callbacks[0]
+    add_guards(trainer, script_args, model_args)  # train/guards/run_guards.py
+    return trainer, recorder, manifest
+
+
+def _longest_prompt(dataset, plan: RunPlan) -> int:
+    model_args, training_args = plan.model_args, plan.training_args
+    if not plan.tools:
+        return longest_prompt_tokens(dataset, model_args, training_args.trust_remote_code)
+    tokenizer = tool_tokenizer(plan.script_args, model_args, training_args)
+    return longest_prompt_tokens(
+        dataset, model_args, tokenizer=tokenizer, tools=tool_schemas(tool_limits(plan.script_args))
+    )
+
+
+def _held_out_eval(plan: RunPlan):
+    """The held-out Inspect eval the trainer evaluates with (None when ``eval_strategy`` is ``no``)."""
+    training_args = plan.training_args
+    if not plan.held_out:
+        if training_args.eval_steps is not None and plan.main_process:
+            print("[verigrpo] eval_steps is set but eval_strategy is no: no held-out evals (set eval_strategy: steps)")
+        return None
+    held_out = held_out_eval(plan.script_args, training_args)
+    if plan.main_process:
+        print(
+            f"[verigrpo] held-out evals: {held_out.spec} on {held_out.problems} problems, greedy, "
+            f"{_eval_schedule(training_args)}; logs in {held_out.log_dir}"
+        )
+    return held_out
+
+
+def _eval_schedule(training_args) -> str:
+    when = "every epoch" if training_args.eval_strategy == "epoch" else f"every {training_args.eval_steps} steps"
+    return f"{when}{' and at step 0' if training_args.eval_on_start else ''}"
+
+
+def _resolve_model(model_args, training_args) -> str:
+    """The base model as the trainer loads it: a local directory made absolute (so the adapter's
+    base_model_name_or_path works from any directory, inspect eval hf/<adapter>), and its loading arguments."""
+    model_path = model_args.model_name_or_path
+    if Path(model_path).is_dir():
+        model_path = model_args.model_name_or_path = str(Path(model_path).resolve())
+    training_args.model_init_kwargs = {
+        "revision": model_args.model_revision,
+        "dtype": model_args.dtype,
+        "attn_implementation": model_args.attn_implementation,
+        **(training_args.model_init_kwargs or {}),
+    }
+    return model_path
+
+
+def _artifacts(plan: RunPlan):
+    """(manifest, callbacks, rollout recorder or None): run.json in every checkpoint, rollout logs if asked."""
+    script_args, training_args, model_args = plan.script_args, plan.training_args, plan.model_args
+    manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
+    callbacks = [ManifestCallback(manifest)]
+    recorder = None
+    if script_args.log_rollouts:
+        recorder = RolloutRecorder(
+            Path(training_args.output_dir) / "rollouts",
+            every_steps=script_args.rollout_log_steps,
+            num_generations=training_args.num_generations,
+            metadata=rollout_metadata(manifest),
+        )
+        callbacks.append(RolloutFlushCallback(recorder))
+    return manifest, callbacks, recorder
+
+
+def train(plan: RunPlan) -> dict:
+    """Build the run's trainer and train it; return output_dir, global_step, log_history, rollout_logs."""
+    trainer, recorder, _ = trainer_for(plan)
+    script_args, training_args = plan.script_args, plan.training_args
+    output_dir = Path(training_args.output_dir)
+    span = RunSpanCallback()
+    trainer.add_callback(span)
+    start = time.perf_counter()
+    try:
+        trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    except ServerError as exc:  # say where the run stopped: the checkpoints before it are complete
+        step = trainer.state.global_step
+        raise ServerError(
+            f"{exc} [the run stopped in training step {step + 1} ({step} completed); resume from its last checkpoint "
+            "with --resume_from_checkpoint]",
+            status=exc.status,
+            detail=exc.detail,
+        ) from None
+    finally:
+        trainer.close_rollout_engine()  # adapter files and server connections go, also after a failure
+    seconds = time.perf_counter() - start
+    trainer.save_model(str(output_dir))
+    history = trainer.state.log_history
+    if trainer.is_world_process_zero():
+        write_manifest(trainer.manifest_callback.current(), output_dir, trainer.state.global_step)
+        (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
+        print(f"[verigrpo] {_summary(history, seconds, span.first_step or 0)}")
+        print(f"[verigrpo] checkpoint: {output_dir} (adapter + tokenizer + run.json)")
+        print(f"[verigrpo] curve: python scripts/plot_run.py {output_dir}")
+        if recorder is not None:
+            held = len(list((output_dir / "rollouts").glob("*.eval")))  # the run's, not only this process's
+            print(
+                f"[verigrpo] rollouts: {held} Inspect logs in {output_dir / 'rollouts'} ({len(recorder.written)} new) "
+                f"(inspect view --log-dir {output_dir / 'rollouts'}; audit: python scripts/audit_rollouts.py {output_dir})"
+            )
+        for line in best_lines(trainer, script_args, output_dir):
+            print(f"[verigrpo] {line}")
+    raise_if_a_guard_stopped(trainer)  # saved and summarised above; the exit code says it stopped
+    return {
+        "output_dir": str(output_dir),
+        "global_step": trainer.state.global_step,
+        "log_history": history,
+        "rollout_logs": [str(p) for p in recorder.written] if recorder else [],
+    }
