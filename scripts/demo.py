@@ -40,6 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from evals.providers.checkpoint_eval import EvalFailed, checkpoint_model_args, checkpoint_ref, eval_command, run_eval
+from train.artifacts.manifest import build_manifest, git_commit, package_versions, write_manifest
 from train.config import parse_config
 
 # What loads a model library (torch, transformers, Inspect, datasets) is imported where the demo first needs it, each
@@ -88,8 +89,6 @@ def write_initial_policy(config: str, directory: Path) -> Path:
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import get_peft_config
-
-    from train.artifacts.manifest import build_manifest, write_manifest  # lazy: transformers
 
     script_args, training_args, model_args = parse_config(["--config", config, "--output_dir", str(directory)])
     model_args.model_name_or_path = str((REPO / model_args.model_name_or_path).resolve())  # as training writes it
@@ -541,8 +540,6 @@ def main() -> int:
     started = datetime.now(timezone.utc)
     start = time.perf_counter()
     phases: dict = {}
-    from train.artifacts.manifest import git_commit, package_versions  # lazy: transformers
-
     facts = {"machine": machine(), "commit": git_commit()}  # the tree as the run starts (the code that runs)
 
     with phase(phases, "prepare"):

@@ -18,7 +18,8 @@ from cpu.bnb_cpu import keep_training_kernel
 from python_tool.trl_environment import tool_limits, tool_schemas
 from rewards.math.worker_pool import warm_up
 from train.artifacts.held_out import held_out_eval
-from train.artifacts.manifest import ManifestCallback, build_manifest, rollout_metadata, write_manifest
+from train.artifacts.manifest import build_manifest, rollout_metadata, write_manifest
+from train.artifacts.manifest_callback import ManifestCallback
 from train.artifacts.rollout_log import RolloutRecorder
 from train.config import ConfigError
 from train.config.exploit_preflight import exploit_preflight

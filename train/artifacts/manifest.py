@@ -2,7 +2,8 @@
 
 Written into the output directory and into every ``checkpoint-N`` folder, next to the adapter
 and tokenizer. ``verifier_fingerprint`` is the same value the eval logs record. It is read back by
-``records/run_manifest.py`` (the one reader, importable without the trainer).
+``records/run_manifest.py`` (the one reader, importable without the trainer). The trainer callback that writes it
+at each save is ``train/artifacts/manifest_callback.py`` (it needs transformers; this module does not).
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import json
 import subprocess
 from importlib import metadata
 from pathlib import Path
-
-from transformers import TrainerCallback
 
 from records.run_manifest import RUN_JSON
 from rewards import verifier_id
@@ -134,28 +133,6 @@ A fine-tuned version of {_base_model_line(base)}, trained with GRPO (TRL) by ver
 Everything else is in `run.json` next to this file. Every rollout the policy was paid for is in
 `rollouts/` (Inspect logs); `python scripts/audit_rollouts.py <this directory>` re-scores them.
 """
-
-
-class ManifestCallback(TrainerCallback):
-    """Writes run.json and the model card (README.md) into each checkpoint as it is saved (the checkpoint's log
-    history is the Trainer's own trainer_state.json; the output directory's log_history.json is written at the end).
-
-    ``live`` (set once the trainer exists) returns facts that change during the run, merged in at each
-    write: ``{"rollout_engine": ...}``, the vLLM engine's servers and the adapter version it serves.
-    """
-
-    def __init__(self, manifest: dict) -> None:
-        self.manifest = manifest
-        self.live = None
-
-    def current(self) -> dict:
-        return {**self.manifest, **(self.live() if self.live is not None else {})}
-
-    def on_save(self, args, state, control, **kwargs):
-        checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-        if state.is_world_process_zero:
-            write_manifest(self.current(), checkpoint, state.global_step)
-        return control
 
 
 def rollout_metadata(manifest: dict) -> dict:

@@ -12,7 +12,9 @@ through an adapter engine (``train/engines/``); a full-weights policy keeps TRL'
 from __future__ import annotations
 
 from train.config.device_capability import check_device_capability, check_torch_runs_on_device
+from train.config.distributed_checks import check_placement, check_shared_gpu
 from train.config.memory_model import GIB, colocated_vllm, estimate_for
+from train.config.nvidia_driver import why_torch_sees_no_gpu
 from train.config.vllm_install import (
     INSTALL_CPU,
     SUPPORTED,
@@ -44,8 +46,6 @@ def gpu_recipe_refusal(setting: str, cpu_fix: str) -> str:
     """The refusal of a GPU config on a machine where torch sees no GPU: ``setting`` made it a GPU run, ``cpu_fix``
     undoes it. When the machine has an NVIDIA driver torch cannot use (too old for torch's CUDA, a CPU-only torch, a
     card CUDA 13 dropped, a hidden device), the refusal names the driver, the minimum and what to install instead."""
-    from train.config.nvidia_driver import why_torch_sees_no_gpu
-
     why = why_torch_sees_no_gpu()
     if why is not None:
         problem, fix = why
@@ -65,8 +65,6 @@ def check_machine(script_args, training_args, model_args) -> None:
     if cuda and not training_args.use_cpu:
         check_torch_runs_on_device()  # torch's CUDA build has kernels for this card (CUDA 13: 7.5 and up)
         check_device_capability(training_args, model_args)  # bf16 in vLLM below compute capability 8.0
-        from train.config.distributed_checks import check_placement, check_shared_gpu
-
         check_placement(script_args, training_args, device_count())
         check_gpu_memory(training_args, model_args, share_base=script_args.vllm_share_base)
         check_shared_gpu(training_args, model_args, share_base=script_args.vllm_share_base)
