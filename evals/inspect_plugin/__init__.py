@@ -73,6 +73,7 @@ def unit_test_scorer() -> Scorer:
 def domain_scorer(domain: str) -> Scorer:
     """A domain's own ``grade`` (problems/domains.py) of the completion against the target, in [0, 1]: the scorer of
     every domain that declares its judge as ``grade`` (``evals/domain_task.py``)."""
+    # lazy: the task file registers its @task when imported, which every Inspect start would do here
     from evals.domain_task import domain_score
 
     return domain_score(domain)
@@ -101,7 +102,7 @@ def checkpoint_provider() -> type:
     """``--model verigrpo/<run dir>``: a checkpoint as trained (``evals.providers.checkpoint_model``). Inspect matches
     model providers by their unqualified name, so the model string starts ``verigrpo/``. The heavy imports
     (torch, transformers, trl) happen only when such a model is asked for."""
-    from evals.providers.checkpoint_model import checkpoint_api
+    from evals.providers.checkpoint_model import checkpoint_api  # lazy: torch, trl (Inspect loads this plugin always)
 
     return checkpoint_api()
 
@@ -111,7 +112,7 @@ def policy_provider() -> type:
     """A model object in memory: the policy a training run's held-out evals score (``evals.providers.policy_model``;
     ``train/artifacts/held_out.py`` creates it with the model). Named on the command line it says what to use
     instead."""
-    from evals.providers.policy_model import policy_api
+    from evals.providers.policy_model import policy_api  # lazy: trl and transformers (the tool turns)
 
     return policy_api()
 

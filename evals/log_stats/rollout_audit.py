@@ -19,7 +19,9 @@ from pathlib import Path
 from inspect_ai import score as inspect_score
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.scorer import Scorer
+from inspect_ai.util import registry_create  # the registry lookup `inspect score --scorer` uses
 
+import verigrpo  # noqa: F401 - registers the verigrpo/* scorers load_scorer looks up (0.1 s after this module)
 from evals.log_stats.grade_changes import grade_of
 from problems.domains import audited_scores
 from records.rollout_format import ROLLOUT_MODEL, STEP_KEY
@@ -55,10 +57,6 @@ def load_scorer(spec: str) -> Scorer:
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
         return getattr(module, name)()
-    from inspect_ai.util import registry_create  # the registry lookup `inspect score --scorer` uses
-
-    import verigrpo  # noqa: F401 - registers verigrpo/* scorers
-
     return registry_create("scorer", spec)
 
 

@@ -46,6 +46,7 @@ def inspect_command() -> str:
 def eval_command(run_dir: Path, task_args: dict, quantized: bool = True) -> str:
     """The ``inspect eval`` command line (run from the repository root) that scores ``run_dir`` on the demo's
     problems as the demo does: greedy, through the ``verigrpo/`` provider, in one batch."""
+    # lazy: inspect_ai (seconds, 40x this module's import): scripts/demo.py imports this module at its top
     from evals.math_task import math_verified
 
     defaults = {name: p.default for name, p in inspect.signature(math_verified).parameters.items()}

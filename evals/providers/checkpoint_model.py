@@ -39,7 +39,16 @@ from logging import getLogger
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.model import GenerateConfig
+
+from cpu.bnb_cpu import dequantize_once
+from cpu.greedy_batch import install
+from evals.providers.model_info import register_model_info
+from evals.providers.policy_model import PolicyAPI
+from python_tool.trl_environment import tool_config
+from python_tool.turns import ToolSetting
 from records.best_checkpoint import BEST_SUFFIX, NoBestCheckpoint, best_checkpoint_dir
+from records.inspect_seams import hf_model_api
 from records.run_manifest import RUN_JSON, RunManifestError, read_run_manifest
 
 logger = getLogger(__name__)
@@ -176,12 +185,9 @@ def _flag(value: Any, name: str) -> bool:
 def checkpoint_api() -> type:
     """The provider class: Inspect's ``HuggingFaceAPI`` with run.json's loading arguments filled in.
 
-    Imported only when a ``verigrpo/`` model is asked for: it needs torch, transformers and trl.
+    Asked for only when a ``verigrpo/`` model is (evals/inspect_plugin imports this module then): it needs torch,
+    transformers and trl.
     """
-    from inspect_ai.model import GenerateConfig
-
-    from evals.providers.model_info import register_model_info
-    from records.inspect_seams import hf_model_api
 
     class CheckpointAPI(hf_model_api()):
         def __init__(
@@ -201,12 +207,8 @@ def checkpoint_api() -> type:
             super().__init__(str(run_dir), base_url, api_key, config or GenerateConfig(), **{**args, **model_args})
             # registered under the name the model events carry, or Inspect loads it again (model_info.py)
             register_model_info(PROVIDER, self.model_name, self.model)
-            from cpu.bnb_cpu import dequantize_once
-
             dequantize_once(self.model)  # 4-bit layers compute as in training, dequantized once (cpu/bnb_cpu.py)
             if shared_prefix:
-                from cpu.greedy_batch import install
-
                 install(self.model, self.tokenizer)
             self.tool_api = _tool_api(run_dir, self.model, self.tokenizer, model_name)
 
@@ -226,10 +228,6 @@ def checkpoint_api() -> type:
 def _tool_api(run_dir: Path, model, tokenizer, model_name: str):
     """For a run trained with tools (run.json), the held-out evals' provider over this model: it renders, parses and
     limits tool turns as training did. None for a run without tools."""
-    from evals.providers.policy_model import PolicyAPI
-    from python_tool.trl_environment import tool_config
-    from python_tool.turns import ToolSetting
-
     config = read_run(run_dir)["config"]
     values = tool_config({**config.get("script", {}), **config.get("training", {})})
     if values is None:

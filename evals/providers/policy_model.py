@@ -44,6 +44,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from evals.providers.model_info import register_model_info
+from python_tool.turns import ToolSetting, ToolTurnError, ToolTurns
 
 PROVIDER = "verigrpo-policy"
 REGISTERED = f"verigrpo/{PROVIDER}"  # the name evals/inspect_plugin registers it under
@@ -98,8 +99,6 @@ class PolicyAPI(ModelAPI):
         self.eos_ids = self._eos_ids()
         self.tool_turns = None  # python_tool.turns.ToolTurns for a run trained with tools
         if tools is not None:
-            from python_tool.turns import ToolTurns
-
             max_model_len = getattr(getattr(policy, "config", None), "max_position_embeddings", None)
             self.tool_turns = ToolTurns(tokenizer, tools, max_model_len)
         self._batches = self._plan([self._prompt_key(_messages(p)) for p in prompts])
@@ -141,8 +140,6 @@ class PolicyAPI(ModelAPI):
 
     async def _generate_tool_turn(self, input, tools, tool_choice, max_tokens: int) -> ModelOutput:
         """One turn of a tool conversation, as TRL's tool loop generates it (python_tool/turns.py)."""
-        from python_tool.turns import ToolTurnError
-
         try:
             self.tool_turns.check_offer(tools, tool_choice)
             turn = await self.tool_turns.prompt(input)
@@ -267,8 +264,6 @@ def policy_model(
     log records as the model's arguments (the objects themselves are not loggable); ``tool_config``: a
     tool-trained run's tool keys (``python_tool.trl_environment.TOOL_CONFIG_KEYS``), for tasks that offer the tool."""
     from inspect_ai.util import registry_create
-
-    from python_tool.turns import ToolSetting
 
     api = registry_create(
         "modelapi",
