@@ -135,6 +135,7 @@ CPU_CONFIG = str(REPO / "configs" / "cpu-smollm2.yaml")
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_rollouts_of_a_real_cpu_run_read_in_the_browser(tmp_path, needs_browser):
     """One real GRPO step of configs/cpu-smollm2.yaml (2 prompts x 4 completions), then its rollout log on
     screen. Full precision: the 4-bit base rarely states an ANSWER line (README: format 0.22 vs 0.88), and
@@ -155,6 +156,7 @@ def test_rollouts_of_a_real_cpu_run_read_in_the_browser(tmp_path, needs_browser)
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_tool_rollouts_show_the_call_its_output_and_the_answer(tmp_path, needs_browser, needs_sandbox):
     """A group of tool rollouts (real sandbox runs, real rewards; tests/helpers/tool_rollouts.py) in the viewer: the
     policy's call (its code), the tool's output and the final answer on the Messages tab, the call in the
@@ -179,6 +181,7 @@ def test_tool_rollouts_show_the_call_its_output_and_the_answer(tmp_path, needs_b
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_a_real_cpu_tool_run_shows_the_policys_call_its_output_and_answer(tmp_path, needs_browser, needs_sandbox):
     """One real GRPO step of configs/cpu-smollm2-tools.yaml (the warm-started CPU model, 1 prompt x 4 completions,
     seeded; tests/helpers/tool_runs.py), then its rollout log on screen: a completion in which the policy called the

@@ -29,6 +29,15 @@ def tiny_run(output_dir: Path, *extra: str):
     return main(script_args, training_args, model_args)
 
 
+# held-out evals at step 0 and after each step, on a few problems with short answers (train/artifacts/held_out.py)
+HELD_OUT_PROBLEMS, HELD_OUT_TOKENS = 4, 16
+EVALS_ON = (
+    "--eval_strategy", "steps", "--eval_steps", "1", "--eval_on_start", "true",
+    "--eval_problems", str(HELD_OUT_PROBLEMS), "--eval_max_tokens", str(HELD_OUT_TOKENS),
+    "--per_device_eval_batch_size", "4",
+)  # fmt: skip
+
+
 # a subprocess run's rewards: the learnable length_parity alone (the verifier's rewards logged, weighed 0)
 LENGTH_PARITY_REWARDS = [
     "--reward_funcs",

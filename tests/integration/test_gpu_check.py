@@ -77,6 +77,11 @@ def rows(out: Path) -> dict[str, dict]:
 
 
 # ---- the passing run: every row filled ---------------------------------------------------------
+# slow (a vLLM engine, a GRPO step, a speed comparison: minutes): the default suite trains with the same engine through
+# train/grpo.py (tests/integration/test_adapter_engine.py) and tests every verdict on recorded rows
+# (tests/train/gpu_check/); CI runs these
+def SECOND_RUN(test):
+    return pytest.mark.slow(pytest.mark.ci(test))
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +94,7 @@ def cpu_check(tmp_path_factory, needs_vllm):
     return result, out, rows(out)
 
 
+@SECOND_RUN
 def test_every_check_passes_and_every_row_is_filled(cpu_check):
     result, _, found = cpu_check
     assert "all checks passed" in result.stdout
@@ -104,6 +110,7 @@ def test_every_check_passes_and_every_row_is_filled(cpu_check):
         assert f"{name:<13} {row['status']:<7} {row['measured'][:30]}" in result.stdout
 
 
+@SECOND_RUN
 def test_the_environment_row_names_the_vllm_build_and_its_bitsandbytes(cpu_check):
     _, _, found = cpu_check
     environment = found["environment"]
@@ -113,6 +120,7 @@ def test_the_environment_row_names_the_vllm_build_and_its_bitsandbytes(cpu_check
     assert environment["verdict"] == "ready: vLLM with bitsandbytes for the 4-bit base"
 
 
+@SECOND_RUN
 def test_the_memory_row_compares_the_estimate_with_the_measured_peak(cpu_check):
     _, _, found = cpu_check
     memory = found["memory"]["data"]
@@ -122,6 +130,7 @@ def test_the_memory_row_compares_the_estimate_with_the_measured_peak(cpu_check):
     assert f"(estimate {memory['estimate_error']:+.0%})" in found["memory"]["measured"]
 
 
+@SECOND_RUN
 def test_the_steps_row_splits_a_real_steps_time(cpu_check):
     _, out, found = cpu_check
     steps = found["GRPO steps"]["data"]
@@ -132,6 +141,7 @@ def test_the_steps_row_splits_a_real_steps_time(cpu_check):
     assert [entry["grad_norm"] > 0 for entry in history if "grad_norm" in entry] == [True]
 
 
+@SECOND_RUN
 def test_the_speed_row_compares_the_engine_with_transformers_on_a_training_batch(cpu_check):
     _, _, found = cpu_check
     speed = found["rollout speed"]["data"]
@@ -139,6 +149,7 @@ def test_the_speed_row_compares_the_engine_with_transformers_on_a_training_batch
     assert (speed["prompts"], speed["generations"], speed["max_tokens"]) == (2, 4, 48)  # a training step's batch
 
 
+@SECOND_RUN
 def test_the_on_policy_row_tells_the_synced_engine_from_the_stale_adapter(cpu_check):
     _, _, found = cpu_check
     policy = found["on-policy"]["data"]
@@ -146,6 +157,7 @@ def test_the_on_policy_row_tells_the_synced_engine_from_the_stale_adapter(cpu_ch
     assert policy["synced_vs_policy"]["mean"] <= policy["tolerance_mean"] < policy["stale_vs_policy"]["mean"]
 
 
+@SECOND_RUN
 def test_the_table_is_written_as_markdown_beside_the_runs_logs(cpu_check):
     result, out, found = cpu_check
     markdown = (out / "gpu-check.md").read_text()

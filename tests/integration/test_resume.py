@@ -51,6 +51,9 @@ def dtypes(checkpoint):
     return adapter, states
 
 
+# slow (three real runs): the default suite resumes a real run once (tests/integration/test_train_run.py); CI runs this
+@pytest.mark.slow
+@pytest.mark.ci
 @pytest.mark.usefixtures("cpu_model")
 def test_killed_and_resumed_run_matches_a_straight_run(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
