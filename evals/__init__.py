@@ -20,9 +20,9 @@
   and ``verigrpo/pass_at_G``, the sandbox provider ``verigrpo/bwrap``, the model providers ``verigrpo`` and
   ``verigrpo-policy``, and the hook ``verigrpo/exit_status`` (``inspect eval`` of a project task that errored or
   completed no sample exits 1)
-- ``data/``: the verifier scorecard's example (``scripts/verifier_scorecard.py``)
 
-Below this package, imported by it and by training alike: the ``python`` tool (its Inspect tool, the ``bwrap``
-sandbox provider, a tool-trained policy's turns) in ``python_tool/``; Inspect's message table (``records/chat.py``)
-and its non-public names (``records/inspect_seams.py``) in ``records/``.
+``data/`` holds the verifier scorecard's example (``scripts/verifier_scorecard.py``). Below this package, imported by
+it and by training alike: the ``python`` tool (its Inspect tool, the ``bwrap`` sandbox provider, a tool-trained
+policy's turns) in ``python_tool/``; Inspect's message table (``records/chat.py``) and its non-public names
+(``records/inspect_seams.py``) in ``records/``.
 """
