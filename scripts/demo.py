@@ -42,6 +42,7 @@ from pathlib import Path
 from evals.providers.checkpoint_eval import EvalFailed, checkpoint_model_args, checkpoint_ref, eval_command, run_eval
 from train.artifacts.manifest import build_manifest, git_commit, package_versions, write_manifest
 from train.config import parse_config
+from train.data.rows import held_out_task_args
 
 # What loads a model library (torch, transformers, Inspect, datasets) is imported where the demo first needs it, each
 # marked `# lazy:`: `python scripts/demo.py --help` takes 0.5 s so, and took 46-60 s with them at the top (load 8-9).
@@ -69,8 +70,6 @@ COMPARISONS = (
 def eval_task_args(config: str, problems: int, max_tokens: int | None = None) -> dict:
     """The held-out 'test' split of the same generator the config trains on (same operations and range), with
     the completion budget training gives (``max_completion_length``) unless ``max_tokens`` says otherwise."""
-    from train.data.rows import held_out_task_args  # lazy: datasets
-
     script_args, training_args, _ = parse_config(["--config", config])
     return held_out_task_args(script_args, problems, max_tokens or training_args.max_completion_length)
 

@@ -34,6 +34,7 @@ from python_tool.trl_environment import PythonToolEnvironment, tool_limits  # no
 from rewards import grade  # noqa: E402
 from train.config import parse_config  # noqa: E402
 from train.config.tool_checks import tool_tokenizer  # noqa: E402
+from train.data.rows import load_training_problems, to_dataset  # noqa: E402
 
 
 def classify(parsed: dict, text: str) -> str:
@@ -70,9 +71,6 @@ def main() -> None:
     from transformers import AutoModelForCausalLM
     from trl import get_quantization_config
     from trl.chat_template_utils import parse_response
-
-    # lazy: datasets (train.data.rows) would cost --help seconds; torch and the model libraries above likewise
-    from train.data.rows import load_training_problems, to_dataset
 
     overrides = ["--load_in_4bit", "false"] if args.full_precision else []
     overrides += ["--model_name_or_path", args.model] if args.model else []

@@ -127,7 +127,7 @@ def _held_out_eval(plan: RunPlan):
         if training_args.eval_steps is not None and plan.main_process:
             print("[verigrpo] eval_steps is set but eval_strategy is no: no held-out evals (set eval_strategy: steps)")
         return None
-    held_out = held_out_eval(plan.script_args, training_args)
+    held_out = held_out_eval(plan)
     if plan.main_process:
         print(
             f"[verigrpo] held-out evals: {held_out.spec} on {held_out.problems} problems, greedy, "

@@ -262,8 +262,9 @@ def training_grade(completion: list[dict]) -> str:
 def test_the_held_out_config_gives_the_eval_the_runs_tool(tokenizer):
     """A tool run's held-out eval: the task offers the tool with the run's limits; the provider gets its setting."""
     from train.artifacts.held_out import held_out_eval
+    from train.config.resolved import resolve_run
 
-    script_args, training_args, _ = parse_config(
+    script_args, training_args, model_args = parse_config(
         [
             "--config",
             str(REPO / "configs" / "cpu-smollm2-tools.yaml"),
@@ -279,7 +280,7 @@ def test_the_held_out_config_gives_the_eval_the_runs_tool(tokenizer):
             "2",
         ]
     )
-    held_out = held_out_eval(script_args, training_args)
+    held_out = held_out_eval(resolve_run(script_args, training_args, model_args))
     assert held_out.task_args["tools"] is True
     assert (held_out.task_args["tool_max_calls"], held_out.task_args["tool_output_chars"]) == (3, 500)
     setting = ToolSetting.from_config(held_out.tool_config)

@@ -40,8 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evals.providers.checkpoint_eval import EvalFailed
-from problems.domains import domain_of_source
 from python_tool.trl_environment import tool_config
+from train.config.resolved import RunPlan
+from train.data.rows import held_out_task_args
 
 LOG_NAME = "held-out-step{step:06d}.eval"
 
@@ -128,14 +129,12 @@ class HeldOutEval:
         return metrics, final
 
 
-def held_out_eval(script_args, training_args) -> HeldOutEval:
-    """The run's held-out eval: the domain's task on the config's held-out problems (loaded now: a dataset
+def held_out_eval(plan: RunPlan) -> HeldOutEval:
+    """The run's held-out eval: the resolved domain's task on the config's held-out problems (loaded now: a dataset
     that cannot load stops the run before the model does)."""
-    from train.data.rows import held_out_task_args  # lazy: datasets; train/grpo.py --help imports this module
-
-    domain = domain_of_source(script_args.dataset)
+    script_args, training_args, domain = plan.script_args, plan.training_args, plan.domain
     task_args = held_out_task_args(
-        script_args, script_args.eval_problems, held_out_max_tokens(script_args, training_args)
+        script_args, script_args.eval_problems, held_out_max_tokens(script_args, training_args), domain=domain
     )
     task = eval_task_function(domain.eval_task)(**task_args)
     output_dir = Path(training_args.output_dir)

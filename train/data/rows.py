@@ -7,12 +7,15 @@ A code row has ``tests`` (the JSON test spec) instead: ``rewards.code_tests(comp
 
 from __future__ import annotations
 
-from datasets import Dataset
+from typing import TYPE_CHECKING
 
 from problems.code_data import CodeProblem
 from problems.domains import Domain, domain_of_problems, domain_of_source
 from problems.math_data import DatasetError, MathProblem
 from train.config import ScriptArguments
+
+if TYPE_CHECKING:
+    from datasets import Dataset
 
 
 def arithmetic_settings(args: ScriptArguments) -> dict:
@@ -65,4 +68,6 @@ def to_dataset(
     row = domain.tool_row if tools else domain.training_row  # problems/domains.py: prompt builder, reward's column
     if row is None:
         raise DatasetError(f"the {domain.name} domain has no prompt that offers a tool")
+    from datasets import Dataset  # 1.5 s: the held-out eval, the demo and --help read this module's other functions
+
     return Dataset.from_list([row(p, num_shots) for p in problems])
