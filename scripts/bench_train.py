@@ -46,6 +46,18 @@ from collections import defaultdict
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+from cpu.bnb_cpu import dequantize_once
+from cpu.capability import detect
+from evals.providers.checkpoint_eval import checkpoint_model_args, run_eval
+from problems.domains import DOMAINS
+from problems.math_data import procedural_arithmetic
+from rewards import build_messages, correctness, format_reward
+from train.config import parse_config
+
+# train/grpo.py sets GOMP_SPINCOUNT when imported, so it is imported in the functions that train, after --burners'
+# child has imported torch with the environment under test; the trainer, TRL's seams, the rollout log and the
+# checkpoint provider load TRL, transformers or Inspect (tens of seconds: --help loads none of them).
+
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "configs" / "cpu-smollm2.yaml"
 
@@ -65,8 +77,6 @@ def timed_into(bucket: str, func):
 
 
 def config(output_dir: str, steps: int, *extra: str):
-    from train.config import parse_config
-
     return parse_config(
         ["--config", str(CONFIG), "--output_dir", output_dir, "--max_steps", str(steps)]
         + ["--save_strategy", "no", "--logging_steps", "1", *extra]
@@ -81,7 +91,7 @@ def run_harness(steps: int, log_rollouts: bool) -> dict:
     """train/grpo.py main(), with the reward functions and the rollout recorder timed."""
     from inspect_ai.log import read_eval_log
 
-    from problems.domains import DOMAINS
+    # lazy: Inspect, TRL; train/grpo.py sets GOMP_SPINCOUNT
     from train.artifacts.rollout_log import RolloutRecorder
     from train.grpo import main
     from train.trainer import RecordingGRPOTrainer
@@ -118,9 +128,6 @@ def run_direct(steps: int) -> list[float]:
     from peft import LoraConfig
     from transformers import BitsAndBytesConfig
     from trl import GRPOTrainer
-
-    from problems.math_data import procedural_arithmetic
-    from rewards import build_messages, correctness, format_reward
 
     with TemporaryDirectory() as out:
         script_args, training_args, model_args = config(out, steps)
@@ -179,7 +186,7 @@ def child_step_times(steps: int) -> None:
     """Run in a fresh process: train ``steps`` small steps and print their times as JSON."""
     import torch  # noqa: F401 - loads OpenMP with this process's environment, before train/grpo.py can set it
 
-    from train.grpo import main as train_main
+    from train.grpo import main as train_main  # lazy: it sets GOMP_SPINCOUNT, after torch loaded under test
 
     with TemporaryDirectory() as out:
         result = train_main(*config(out, steps, "--log_rollouts", "false", *SMALL_STEP))
@@ -269,6 +276,7 @@ def profile_training(steps: int, overrides: list[str]) -> tuple[list[dict], obje
     counts) and the trainer (its model is then timed in plain transformers)."""
     from transformers import TrainerCallback
 
+    # lazy: TRL; train/grpo.py sets GOMP_SPINCOUNT
     from train.grpo import build_trainer
     from train.trl_seams import profiled_phases
 
@@ -373,8 +381,6 @@ def cpu_line() -> str:
     """The CPU kind a profile ran on (a step's split differs by kind: docs/benchmarks.md), its threads and load."""
     import torch
 
-    from cpu.capability import detect
-
     kind = detect()
     return (
         f"CPU: {kind.describe()} (torch capability {kind.capability}); {torch.get_num_threads()} threads on "
@@ -425,8 +431,7 @@ def profile_eval(problems: int, config_path: str, max_tokens: int) -> None:
     sys.path.insert(0, str(REPO / "scripts"))
     import demo
 
-    from evals.providers.checkpoint_eval import checkpoint_model_args, run_eval
-    from evals.providers.checkpoint_model import loading_args
+    from evals.providers.checkpoint_model import loading_args  # lazy: torch, TRL, Inspect
 
     with TemporaryDirectory() as tmp:
         initial = demo.write_initial_policy(config_path, Path(tmp) / "initial")
@@ -443,8 +448,6 @@ def profile_eval(problems: int, config_path: str, max_tokens: int) -> None:
             results[label] = (seconds, [s.output.completion for s in log.samples])
         from peft import PeftModel
         from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        from cpu.bnb_cpu import dequantize_once
 
         args = loading_args(initial, "trained")
         base = AutoModelForCausalLM.from_pretrained(
