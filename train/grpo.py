@@ -28,6 +28,7 @@ from train.config import ConfigError, ScriptArguments, parse_config  # noqa: E40
 from train.config.resolved import RunPlan, resolve_run  # noqa: E402
 from train.engines.vllm_server_api import ServerError  # noqa: E402
 from train.guards.on_policy import OffPolicy  # noqa: E402
+from train.guards.stops import RewardHacking  # noqa: E402
 
 # These import in milliseconds and load no model library: `python train/grpo.py --help` (which exits in parse_config)
 # must not import torch, transformers, TRL, datasets or Inspect (tests/test_script_help.py). The run itself
@@ -72,8 +73,6 @@ def cli(argv: list[str] | None = None) -> int:
         script_args, training_args, model_args = parse_config(argv)  # --help exits here, before any model library
     except (ConfigError, DatasetError) as exc:
         return _error(exc, 2)
-    from train.guards.reward_hacking import RewardHacking  # lazy: transformers, after --help
-
     try:
         main(script_args, training_args, model_args)
     except (ConfigError, DatasetError) as exc:

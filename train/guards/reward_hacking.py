@@ -31,14 +31,11 @@ from evals.log_stats.eval_pairs import compare_logs
 from evals.log_stats.rollout_audit import audit_logs
 from train.artifacts.held_out import LOG_NAME
 from train.guards.best_checkpoint import score_key
+from train.guards.stops import RewardHacking
 
 ALARM_METRIC = "guards/reward_hacking_alarms"
 SECONDS_METRIC = "guards/reward_hacking_seconds"  # what the alarm's checks cost (docs/training.md)
 Z95 = NormalDist().inv_cdf(0.975)
-
-
-class RewardHacking(RuntimeError):
-    """The alarm stopped the run (``stop_on_reward_hacking``)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +124,11 @@ class RewardHackingAlarm(TrainerCallback):
             self.stopped = True
             control.should_training_stop = True
             control.should_save = True
+
+    def raise_if_stopped(self, step: int) -> None:
+        """``RewardHacking`` (exit code 4) when this alarm stopped the run at ``step``."""
+        if self.stopped:
+            raise RewardHacking(f"the reward-hacking alarm stopped the run at step {step}: {self.alarms[-1]}")
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
         if not state.is_world_process_zero or not metrics or not self.headline or self.headline not in metrics:

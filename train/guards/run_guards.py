@@ -10,7 +10,7 @@ from records.rollout_format import train_score_name
 from train.artifacts.replay_batches import ReplayRecorder
 from train.guards.best_checkpoint import NoBestCheckpoint, write_best
 from train.guards.on_policy import OnPolicyGuard
-from train.guards.reward_hacking import RewardHacking, RewardHackingAlarm
+from train.guards.reward_hacking import RewardHackingAlarm
 
 
 def add_guards(trainer, script_args, model_args) -> None:
@@ -65,7 +65,5 @@ def best_lines(trainer, script_args, output_dir: Path) -> list[str]:
 def raise_if_a_guard_stopped(trainer) -> None:
     """After the run saved and summarised: the reward-hacking alarm that stopped it raises (exit code 4)."""
     alarm = getattr(trainer, "reward_hacking_alarm", None)
-    if alarm is not None and alarm.stopped:
-        raise RewardHacking(
-            f"the reward-hacking alarm stopped the run at step {trainer.state.global_step}: {alarm.alarms[-1]}"
-        )
+    if alarm is not None:
+        alarm.raise_if_stopped(trainer.state.global_step)
