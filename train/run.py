@@ -73,6 +73,7 @@ def trainer_for(plan: RunPlan):
         training_args,
         model_args,
         prompt_tokens=lambda: _longest_prompt(train_dataset, plan),
+        engine=plan.engine,
     )
 
     # start the verifier's symbolic workers now, while the model loads, not inside the first reward call;
@@ -106,7 +107,7 @@ def trainer_for(plan: RunPlan):
     if trainer.rollout_engine is not None:  # run.json: the vLLM engine and the adapter it serves
         callbacks[0].live = lambda: {"rollout_engine": trainer.rollout_engine_state()}
     trainer.manifest_callback = callbacks[0]
-    add_guards(trainer, script_args, model_args)  # train/guards/run_guards.py
+    add_guards(trainer, plan)  # train/guards/run_guards.py
     return trainer, recorder, manifest
 
 
@@ -176,7 +177,7 @@ def _artifacts(plan: RunPlan):
 def train(plan: RunPlan) -> dict:
     """Build the run's trainer and train it; return output_dir, global_step, log_history, rollout_logs."""
     trainer, recorder, _ = trainer_for(plan)
-    script_args, training_args = plan.script_args, plan.training_args
+    training_args = plan.training_args
     output_dir = Path(training_args.output_dir)
     span = RunSpanCallback()
     trainer.add_callback(span)
@@ -208,7 +209,7 @@ def train(plan: RunPlan) -> dict:
                 f"[verigrpo] rollouts: {held} Inspect logs in {output_dir / 'rollouts'} ({len(recorder.written)} new) "
                 f"(inspect view --log-dir {output_dir / 'rollouts'}; audit: python scripts/audit_rollouts.py {output_dir})"
             )
-        for line in best_lines(trainer, script_args, output_dir):
+        for line in best_lines(trainer, plan, output_dir):
             print(f"[verigrpo] {line}")
     raise_if_a_guard_stopped(trainer)  # saved and summarised above; the exit code says it stopped
     return {

@@ -9,7 +9,7 @@ a second, not after the model loads.
 
 from __future__ import annotations
 
-from problems.domains import domain_of_source
+from problems.domains import Domain, domain_of_source
 from python_tool.chat_template import TemplateNotFound, apply_tool_template, tool_calling_problem
 from python_tool.session import TOOL_NAME
 from python_tool.trl_environment import environment_factory, tool_limits, tool_rounds
@@ -30,10 +30,11 @@ TOOL_BOUNDS = (
 )
 
 
-def check_tools(script_args, training_args, model_args) -> None:
+def check_tools(script_args, training_args, model_args, domain: Domain | None = None) -> None:
     """Refuse, before loading weights, a tool run that cannot work: unknown tool, a domain without a tool prompt,
     no sandbox, an engine or launch the tool loop has not run on or would hang on, a chat template that cannot call
-    tools. Held-out evals run with the tool (train/artifacts/held_out.py), so they need nothing more."""
+    tools. Held-out evals run with the tool (train/artifacts/held_out.py), so they need nothing more. ``domain``: the
+    one ``validate`` resolved (None: the dataset's)."""
     if not script_args.tools:
         if script_args.tool_chat_template:
             raise ConfigError("tool_chat_template is set but `tools` is empty: add `tools: [python]` or remove it.")
@@ -42,7 +43,7 @@ def check_tools(script_args, training_args, model_args) -> None:
     if unknown:
         raise ConfigError(f"tools: unknown tool(s) {unknown}; the tools are {list(TOOL_NAMES)}.")
     refuse(out_of_range(script_args, TOOL_BOUNDS))
-    domain = domain_of_source(script_args.dataset)
+    domain = domain or domain_of_source(script_args.dataset)
     if domain.tool_row is None:
         raise ConfigError(
             f"tools: dataset {script_args.dataset!r} ({domain.name}) has no prompt that offers a tool "

@@ -64,7 +64,8 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> Domain:
     check_lora(training_args, model_args, adapter_root=script_args.adapter_root)
     check_share_base(script_args, training_args, model_args)  # vllm_share_base: what it cannot serve
     check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
-    check_tools(script_args, training_args, model_args)  # tools: loads the tokenizer (no weights) to check its template
+    # tools: loads the tokenizer (no weights) to check its template; the domain check_data resolved
+    check_tools(script_args, training_args, model_args, domain)
     return domain
 
 

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from problems.domains import audited_scores, domain_of_source
+from problems.domains import audited_scores
 from records.rollout_format import train_score_name
 from train.artifacts.replay_batches import ReplayRecorder
+from train.config.resolved import RunPlan
 from train.guards.best_checkpoint import NoBestCheckpoint, write_best
 from train.guards.on_policy import OnPolicyGuard
 from train.guards.reward_hacking import RewardHackingAlarm
 
 
-def add_guards(trainer, script_args, model_args) -> None:
+def add_guards(trainer, plan: RunPlan) -> None:
     """The run guards (train/guards/): the on-policy guard when rollouts come from a vLLM adapter engine, the
-    reward-hacking alarm when the run evaluates held-out problems or logs its rollouts."""
+    reward-hacking alarm when the run evaluates held-out problems or logs its rollouts. ``plan``: the resolved run
+    (train/config/resolved.py RunPlan): its settings and its domain's scorer."""
+    script_args, model_args = plan.script_args, plan.model_args
     guards = []
     trainer.on_policy_guard = OnPolicyGuard.for_run(
         script_args.on_policy_check_steps, trainer.rollout_engine, model_args
@@ -30,7 +33,7 @@ def add_guards(trainer, script_args, model_args) -> None:
     if trainer.held_out_eval is not None or audits:
         trainer.reward_hacking_alarm = RewardHackingAlarm(
             trainer.args.output_dir,
-            domain_of_source(script_args.dataset).scorer.split("/")[-1],
+            plan.scorer,
             trainer.held_out_eval.headline if trainer.held_out_eval is not None else None,
             window=script_args.reward_hacking_window,
             stop=script_args.stop_on_reward_hacking,
@@ -51,13 +54,12 @@ def track_best(held_out, training_args) -> None:
         training_args.greater_is_better = True
 
 
-def best_lines(trainer, script_args, output_dir: Path) -> list[str]:
+def best_lines(trainer, plan: RunPlan, output_dir: Path) -> list[str]:
     """The summary's last lines: the best checkpoint, and best and last vs step 0, paired (best_checkpoint.json)."""
     if trainer.held_out_eval is None or trainer.args.metric_for_best_model != trainer.held_out_eval.headline:
         return []
-    scorer = domain_of_source(script_args.dataset).scorer.split("/")[-1]
     try:
-        return write_best(output_dir, trainer.state, scorer, trainer.held_out_eval.headline)
+        return write_best(output_dir, trainer.state, plan.scorer, trainer.held_out_eval.headline)
     except NoBestCheckpoint as exc:
         return [str(exc)]
 
