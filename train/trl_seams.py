@@ -36,6 +36,9 @@ and the test that pins it (``tests/train/test_trl_seams.py`` unless said otherwi
   ``GRPOTrainer._calculate_rewards(inputs, prompts, completions, completion_ids_list)``: the sampler and the reward
   call inside ``_generate_and_score_completions``. ``train/counterfactual.py`` replaces the first with a step's
   recorded ids and wraps the second, so TRL's own scoring re-scores a recorded step (tests/train/test_counterfactual.py).
+* ``trl.trainer.utils._use_triton(device)``: decides whether TRL's fused LM head (``add_fused_lm_head``) projects
+  only the labelled (completion) positions onto the vocabulary; ``lm_head_on_labelled_positions`` makes it true on
+  CPU too, inside ``RecordingGRPOTrainer.training_step`` (tests/cpu/test_lm_head_on_labelled_positions.py).
 
 The one private name the tool's eval turns need (``GRPOTrainer._get_tool_suffix_ids``) is in ``python_tool/seams.py``,
 below ``train`` and ``evals``. Public TRL API is used everywhere else (``VLLMGeneration.generate``/``sync_weights``, ``GRPOTrainer``'s
