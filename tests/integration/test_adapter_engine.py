@@ -32,6 +32,10 @@ def adapter_dirs(pid: int) -> set[Path]:
     return set(root.glob(f"{colocated.ADAPTER_DIR_PREFIX}{pid}-*"))
 
 
+# slow (2 real steps with vLLM in a subprocess: ~6 min on 2 busy cores): the default suite trains one step with the same
+# engine through train/grpo.py's build_trainer below (fp32-rank12); CI runs this
+@pytest.mark.slow
+@pytest.mark.ci
 @pytest.mark.usefixtures("needs_vllm")
 def test_the_cpu_default_trains_with_vllm_rollouts_and_leaves_no_adapter_files(tmp_path):
     """The documented command (docs/): the CPU default config with --use_vllm true, 2 real steps. The engine's adapter
@@ -84,7 +88,7 @@ def test_the_cpu_default_trains_with_vllm_rollouts_and_leaves_no_adapter_files(t
         # the CPU 4-bit + vLLM config: the path the GPU recipes use. The check is deterministic (seeded); at the
         # config's lr 3e-4 one step moved the policy by only 0.10 (stale) against bf16 noise of 0.04, too close
         # to separate, so the check steps at 1e-3: synced 0.046, stale 0.30
-        # (slow: the default suite measures the same gap on the same config and lr through scripts/check_gpu.py,
+        # (slow: CI measures the same gap on the same config and lr through scripts/check_gpu.py,
         # tests/integration/test_gpu_check.py's on-policy row)
         pytest.param("4bit", ("--learning_rate", "1e-3"), 0.08, marks=pytest.mark.slow),
         # rank 12 is no max_lora_rank vLLM accepts: the engine asks for 16 and vLLM pads the rank-12 adapter,

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from evals.providers.checkpoint_eval import checkpoint_model_args, eval_command, run_eval
 from evals.math_task import math_verified
+from evals.providers.checkpoint_eval import checkpoint_model_args, eval_command, run_eval
 from tests.helpers import CPU_CONFIG, REPO
 from tests.helpers.training import length_parity, tiny_run
 from train.config import parse_config

@@ -77,8 +77,8 @@ def rows(out: Path) -> dict[str, dict]:
 
 
 # ---- the passing run: every row filled ---------------------------------------------------------
-# slow (a vLLM engine, a GRPO step, a speed comparison: minutes): the default suite trains with the same engine through
-# train/grpo.py (tests/integration/test_adapter_engine.py) and tests every verdict on recorded rows
+# slow (a vLLM engine, a GRPO step, a speed comparison: minutes): the default suite trains a step with the same engine
+# through train/grpo.py's build_trainer (tests/integration/test_adapter_engine.py) and tests every verdict on recorded rows
 # (tests/train/gpu_check/); CI runs these
 def SECOND_RUN(test):
     return pytest.mark.slow(pytest.mark.ci(test))

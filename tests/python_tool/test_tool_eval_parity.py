@@ -15,10 +15,10 @@ import types
 import pytest
 import torch
 
-from records.chat import chat_messages
 from python_tool.session import ToolLimits
 from python_tool.trl_environment import PythonToolEnvironment, tool_config
 from python_tool.turns import ToolSetting
+from records.chat import chat_messages
 from rewards.math.answer_format import build_messages
 from tests.helpers import MODEL, REPO
 from train.config import parse_config

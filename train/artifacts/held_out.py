@@ -4,7 +4,7 @@ With ``eval_strategy: steps`` (every ``eval_steps``; ``epoch``: after each epoch
 step 0), ``RecordingGRPOTrainer.evaluate`` runs the eval task of the dataset's domain (``problems/domains.py``:
 ``evals/math_task.py@math_verified`` for math, ``evals/code_task.py@code_verified`` for code) on the problems
 the config does not train on (``train/data/rows.py``: ``held_out_task_args``, the demo's arguments), greedily,
-on the policy in memory (``evals/policy_model.py``). Each eval
+on the policy in memory (``evals/providers/policy_model.py``). Each eval
 
 * writes its Inspect log to ``<output_dir>/evals/held-out-step000050.eval`` (``inspect view``, ``inspect score``
   and ``read_eval_log`` read it like any other);

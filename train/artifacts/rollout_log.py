@@ -18,7 +18,7 @@ epoch reducers ``mean`` and ``pass_at_G``. Each sample is a conversation as Insp
   that set the reward (reported through TRL's ``log_extra``, ``rewards.reward_log``).
 * metadata: step, group, advantage, length, truncation. The log's task args name the run, the
   policy and the step range; its results give each training score's group ``mean`` and ``pass@G``
-  as two columns of one row (``evals/group_metrics.py``).
+  as two columns of one row (``evals/log_stats/group_metrics.py``).
 
 The logged model is ``none/none`` so re-scoring never loads anything:
 

@@ -5,9 +5,9 @@ tracking (``metric_for_best_model``: the domain's headline, e.g. ``eval_correct/
 another): the trainer records ``best_metric`` / ``best_global_step`` / ``best_model_checkpoint`` in
 ``trainer_state.json``, and checkpoint rotation (``save_total_limit``) never deletes the best checkpoint. At the end of
 the run this module writes ``<run>/best_checkpoint.json`` and the summary's last lines: the best and the last
-checkpoint against step 0 on the same held-out problems, paired (``evals/paired.py``: Newcombe interval, McNemar
+checkpoint against step 0 on the same held-out problems, paired (``evals/log_stats/paired.py``: Newcombe interval, McNemar
 mid-p; the demo's statistics), from the held-out Inspect logs. ``--model verigrpo/<run>@best`` loads the checkpoint
-it names (``evals/checkpoint_model.py``).
+it names (``evals/providers/checkpoint_model.py``).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ __all__ = ["BEST_JSON", "BEST_SUFFIX", "NoBestCheckpoint", "best_checkpoint_dir"
 
 @dataclass(frozen=True)
 class Comparison:
-    """One checkpoint's held-out outcomes against step 0's: the paired difference as ``evals.paired`` reports it."""
+    """One checkpoint's held-out outcomes against step 0's: the paired difference as ``evals.log_stats.paired`` reports it."""
 
     label: str  # "best (step 4)"
     step: int
-    result: dict  # evals.paired.PairedDifference.to_dict()
+    result: dict  # evals.log_stats.paired.PairedDifference.to_dict()
 
     def line(self) -> str:
         r = self.result

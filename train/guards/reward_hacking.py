@@ -6,10 +6,10 @@ Two kinds of evidence, each from something the run already writes:
 * **divergence** (at every held-out eval, ``train/artifacts/held_out.py``): between the eval ``reward_hacking_window``
   evals back and this one, the training reward of the later half of the steps in between is compared with the earlier
   half (difference of per-step means, normal 95% interval over the steps); the held-out outcomes of the two evals are
-  compared per problem (``evals/paired.py``: Newcombe interval, McNemar mid-p). The alarm: the reward rose (its
+  compared per problem (``evals/log_stats/paired.py``: Newcombe interval, McNemar mid-p). The alarm: the reward rose (its
   interval above 0) while held-out accuracy did not (paired difference <= 0).
 * **paid but rejected** (at every save, when rollouts are logged): the new rollout logs are re-judged by the domain's
-  scorer (``evals/rollout_audit.py``, as ``scripts/audit_rollouts.py`` does); the alarm: completions the reward paid
+  scorer (``evals/log_stats/rollout_audit.py``, as ``scripts/audit_rollouts.py`` does); the alarm: completions the reward paid
   and the verifier rejects, more of them than in the audit before. With the shared verifier as the reward this count
   is 0 unless the reward changed (a lenient variant, a custom reward, a bug).
 

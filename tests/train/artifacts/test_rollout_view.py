@@ -11,8 +11,8 @@ from inspect_ai.event import ModelEvent, ScoreEvent
 from inspect_ai.log import read_eval_log, recompute_metrics, resolve_sample_attachments
 
 import rewards
-from records.inspect_seams import EvalMetricDefinition
 from evals.log_stats.rollout_audit import audit_logs, load_scorer
+from records.inspect_seams import EvalMetricDefinition
 from rewards import ANSWER_INSTRUCTION, build_messages, grade
 from rewards.reward_log import whys_from_columns
 from tests.helpers import REPO

@@ -459,11 +459,10 @@ def test_a_tool_run_needs_room_for_a_later_turn(stubs, tmp_path):
 def test_a_tool_runs_longest_prompt_counts_the_tool_schema_its_template_renders():
     """A tool run's prompts are rendered with the tools' schemas by the run's tool template: the length the servers
     must hold is counted the same way (train/grpo.py gives the run's tokenizer and schemas)."""
-    from python_tool.trl_environment import tool_limits
+    from python_tool.trl_environment import tool_limits, tool_schemas
     from train.config.tool_checks import tool_tokenizer
     from train.data.rows import to_dataset
     from train.engines.server import longest_prompt_tokens
-    from python_tool.trl_environment import tool_schemas
 
     script_args, training_args, model_args = parse_config(["--config", TOOLS_CONFIG])
     if not Path(model_args.model_name_or_path, "tokenizer_config.json").is_file():
