@@ -129,14 +129,35 @@ SANDBOX_DOCTESTS = {"rewards.code.code_rewards.code_tests"}  # doctests that run
 
 
 INTEGRATION = REPO / "tests" / "integration"  # real runs (training, vLLM, check_gpu): minutes each
+# after them, the files whose tests start a Python subprocess each (a command run as a user types it: ~10-35 s a test
+# on 2 cores, measured 2026-12-03), so that the suite does not end on one of them while the other worker idles
+SUBPROCESS_HEAVY = [
+    REPO / "tests" / path
+    for path in (
+        "test_readme.py",
+        "test_documented_commands.py",
+        "test_install.py",
+        "train/config",
+        "evals/test_policy_model.py",
+        "evals/test_viewer_browser.py",
+        "evals/test_rollout_audit.py",
+    )
+]
+
+
+def schedule_rank(item) -> int:
+    """0: a real run, 1: a file of subprocess commands, 2: the rest (each file keeps its order: the sort is stable)."""
+    if item.path.is_relative_to(INTEGRATION):
+        return 0
+    return 1 if any(item.path.is_relative_to(path) for path in SUBPROCESS_HEAVY) else 2
 
 
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test``), the integration tests are scheduled first: each takes minutes, and
-    one started last would leave the other worker idle until it ends. Sandbox doctests follow the
-    ``needs_sandbox`` rule: skip where bwrap cannot run, fail in CI."""
+    one started last would leave the other worker idle until it ends; then the files of subprocess commands, for the
+    same reason. Sandbox doctests follow the ``needs_sandbox`` rule: skip where bwrap cannot run, fail in CI."""
     if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts its own collection the same way
-        items.sort(key=lambda item: not item.path.is_relative_to(INTEGRATION))  # stable: each file stays in order
+        items.sort(key=schedule_rank)  # stable: each file stays in order
     hits = [item for item in items if item.name in SANDBOX_DOCTESTS]
     if not hits or os.environ.get("VERIGRPO_REQUIRE_SANDBOX") == "1":
         return
