@@ -75,3 +75,21 @@ def tiny_llama_dir(path: Path, tied: bool = False) -> Path:
     )  # fmt: skip
     config.save_pretrained(path)
     return path
+
+
+def count_domain_lookups(monkeypatch) -> list:
+    """Every later ``domain_of_source(source)`` call, wherever the name was imported, appended to the list returned:
+    how often a run works out its dataset's domain (it should be once: train/config/resolved.py)."""
+    import problems.domains
+
+    asked = []
+    original = problems.domains.domain_of_source
+
+    def counting(source):
+        asked.append(source)
+        return original(source)
+
+    for module in list(sys.modules.values()):  # every module that imported the name (vars: no lazy __getattr__)
+        if vars(module).get("domain_of_source") is original:
+            monkeypatch.setattr(module, "domain_of_source", counting)
+    return asked

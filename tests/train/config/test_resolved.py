@@ -2,15 +2,13 @@
 domain, the reward functions, the rollout engine and whether held-out evals run; the stages before the model loads
 (the data, the exploit pre-flight) read those decisions instead of deriving them again from the config."""
 
-import sys
-
 import pytest
 
-import problems.domains
 import train.grpo
 import train.run
 from problems.domains import MATH
 from tests.helpers import CPU_CONFIG
+from tests.helpers.training import count_domain_lookups
 from train.config import ConfigError, RunPlan, parse_config, resolve_run
 from train.engines.choice import Engine
 
@@ -57,16 +55,7 @@ def test_a_config_that_fails_a_check_gets_no_plan(overrides, message):
 def test_the_stages_before_the_model_resolve_the_domain_once(monkeypatch):
     """Validation, the training data and the exploit pre-flight ask for the dataset's domain once in all (three
     times before the run was resolved once: check_data, load_training_problems and judged_rewards each did)."""
-    asked = []
-    original = problems.domains.domain_of_source
-
-    def counting(source):
-        asked.append(source)
-        return original(source)
-
-    for module in list(sys.modules.values()):  # every module that imported the name (vars: no lazy __getattr__)
-        if vars(module).get("domain_of_source") is original:
-            monkeypatch.setattr(module, "domain_of_source", counting)
+    asked = count_domain_lookups(monkeypatch)
 
     def past(*args, **kwargs):
         raise PastTheDataStages

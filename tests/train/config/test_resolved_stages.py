@@ -2,15 +2,13 @@
 still asked for once before the rollout engine is built (the held-out eval and the tool check each asked again
 before they took the plan's domain), and the engine factory is handed the engine the plan decided."""
 
-import sys
-
 import pytest
 
-import problems.domains
 import train.grpo
 import train.run
 from rewards.sandbox import sandbox_problem
 from tests.helpers import CPU_CONFIG, REPO
+from tests.helpers.training import count_domain_lookups
 from train.config import parse_config
 from train.engines.choice import Engine
 
@@ -33,16 +31,7 @@ class PastTheDataStages(Exception):
     ids=["held-out evals", "tools"],
 )
 def test_the_domain_is_resolved_once_with_held_out_evals_and_tools(monkeypatch, argv):
-    asked = []
-    original = problems.domains.domain_of_source
-
-    def counting(source):
-        asked.append(source)
-        return original(source)
-
-    for module in list(sys.modules.values()):  # every module that imported the name (vars: no lazy __getattr__)
-        if vars(module).get("domain_of_source") is original:
-            monkeypatch.setattr(module, "domain_of_source", counting)
+    asked = count_domain_lookups(monkeypatch)
     engines = []
 
     def past(*args, engine=None, **kwargs):
