@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from cpu.bnb_cpu import dequantize_once, dequantized, keep_training_kernel
+from tests.helpers.cpu_policy import load_4bit_base
 
 bnb = pytest.importorskip("bitsandbytes")
 from bitsandbytes.functional import has_avx512bf16  # noqa: E402
@@ -110,15 +111,8 @@ def test_sampling_from_the_real_4bit_policy_is_unchanged_by_dequantizing(cpu_mod
     """What the trainer's generation relies on: the same seeded sampling from SmolLM2 in 4-bit + LoRA gives the
     same tokens with each layer dequantized once as with bitsandbytes dequantizing on every step."""
     from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
-    quantization = BitsAndBytesConfig(
-        load_in_4bit=True,
-        bnb_4bit_quant_type="nf4",
-        bnb_4bit_use_double_quant=True,
-        bnb_4bit_compute_dtype=torch.float32,
-    )
-    base = AutoModelForCausalLM.from_pretrained(cpu_model, dtype=torch.float32, quantization_config=quantization)
+    base = load_4bit_base(cpu_model)
     policy = get_peft_model(base, LoraConfig(r=8, target_modules=["q_proj", "v_proj", "down_proj"]))
     torch.manual_seed(0)
     for name, param in policy.named_parameters():
@@ -176,15 +170,8 @@ def test_a_training_step_of_the_real_4bit_policy_is_unchanged_by_dequantizing(cp
     LoRA gives the same loss and the same LoRA gradients, bit for bit, with each layer dequantized once for the step
     as with bitsandbytes dequantizing in every forward and backward; the backward runs after the block is left."""
     from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
-    quantization = BitsAndBytesConfig(
-        load_in_4bit=True,
-        bnb_4bit_quant_type="nf4",
-        bnb_4bit_use_double_quant=True,
-        bnb_4bit_compute_dtype=torch.float32,
-    )
-    base = AutoModelForCausalLM.from_pretrained(cpu_model, dtype=torch.float32, quantization_config=quantization)
+    base = load_4bit_base(cpu_model)
     targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
     policy = get_peft_model(base, LoraConfig(r=8, target_modules=targets))
     torch.manual_seed(0)

@@ -8,6 +8,7 @@ import torch
 from trl.trainer import utils
 from trl.trainer.utils import add_fused_lm_head
 
+from tests.helpers.cpu_policy import load_4bit_base
 from train.trl_seams import lm_head_on_labelled_positions
 
 
@@ -108,15 +109,8 @@ def real_policy(cpu_model):
     """SmolLM2-135M as the CPU default trains it: 4-bit nf4 (double quantization), fp32 compute, LoRA on every
     projection with nonzero B, TRL's fused LM head added before PEFT as GRPOTrainer adds it (temperature 0.7)."""
     from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
-    quantization = BitsAndBytesConfig(
-        load_in_4bit=True,
-        bnb_4bit_quant_type="nf4",
-        bnb_4bit_use_double_quant=True,
-        bnb_4bit_compute_dtype=torch.float32,
-    )
-    base = AutoModelForCausalLM.from_pretrained(cpu_model, dtype=torch.float32, quantization_config=quantization)
+    base = load_4bit_base(cpu_model)
     add_fused_lm_head(base, temperature=0.7, outputs=("log_probs", "entropy"))
     targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
     policy = get_peft_model(base, LoraConfig(r=8, target_modules=targets))
