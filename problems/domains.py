@@ -5,8 +5,9 @@ it, how problems load and become training rows (the prompt builder included), th
 (name -> function: this table is the one place a config's ``reward_funcs`` names are looked up), the Inspect scorer
 its tasks use, which training score the rollout audit re-judges with which scorer, the per-step metrics the run
 plot draws, and the Inspect task a training run's held-out evals run (with that task's arguments for the problems a
-config does not train on). ``train/data/rows.py``, ``train/config/`` (sources and reward names),
-``evals/log_stats/rollout_audit.py`` and ``scripts/plot_run.py`` read ``DOMAINS`` at use time.
+config does not train on). A training run looks its dataset source and reward names up once (``run_domain``, from
+``train/config/resolved.py``); ``evals/log_stats/rollout_audit.py`` and ``scripts/plot_run.py`` read ``DOMAINS`` at use
+time.
 
 Every row registers the same way: a module that defines a ``Domain`` names it in the entry point group
 ``verigrpo.domains`` of its package (``name = "module:OBJECT"``, as Inspect's plugins register through
@@ -273,6 +274,41 @@ def reward_funcs(names: list[str] | tuple[str, ...], think: str) -> list[RewardF
         func = domain.rewards[name]
         funcs.append(domain.with_think(func, think) if domain.with_think else func)
     return funcs
+
+
+@dataclass(frozen=True)
+class RunDomain:
+    """What a training config's ``dataset`` and ``reward_funcs`` come to, in one look-up of the table: the config's
+    checks (train/config/validation.py) read its lists, the run its domain and reward functions."""
+
+    domain: Domain | None  # the dataset's domain; None: no row yields that source
+    sources: tuple[str, ...]  # every dataset source of every row
+    reward_choices: tuple[str, ...]  # every reward name a config may use, sorted
+    unknown_rewards: tuple[str, ...]  # the config's reward names that are no row's
+    rewards_elsewhere: tuple[str, ...]  # the config's reward names that belong to a domain other than ``domain``
+    reward_funcs: tuple[RewardFunc, ...]  # the config's rewards in order, think frozen in (empty: see not_built)
+    not_built: str | None = None  # why reward_funcs is empty: an unknown name, a think setting a reward does not take
+
+
+def run_domain(source: str, names: list[str] | tuple[str, ...], think: str) -> RunDomain:
+    """The domain of dataset ``source`` and the reward functions ``names`` give it (``think`` frozen in), with what a
+    config check refuses: an unknown source or reward name, a reward of another domain."""
+    sources = all_sources()
+    domain = domain_of_source(source) if source in sources else None
+    elsewhere = reward_names_elsewhere(domain) if domain is not None else frozenset()
+    try:
+        funcs, not_built = tuple(reward_funcs(names, think=think)), None
+    except ValueError as exc:
+        funcs, not_built = (), str(exc)
+    return RunDomain(
+        domain=domain,
+        sources=sources,
+        reward_choices=tuple(reward_choices()),
+        unknown_rewards=tuple(unknown_reward_names(names)),
+        rewards_elsewhere=tuple(name for name in names if name in elsewhere),
+        reward_funcs=funcs,
+        not_built=not_built,
+    )
 
 
 def reward_names_elsewhere(domain: Domain) -> frozenset[str]:

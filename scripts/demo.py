@@ -40,9 +40,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from evals.providers.checkpoint_eval import EvalFailed, checkpoint_model_args, checkpoint_ref, eval_command, run_eval
+from problems.domains import domain_of_source
+from train.artifacts.held_out import held_out_task_args
 from train.artifacts.manifest import build_manifest, git_commit, package_versions, write_manifest
 from train.config import parse_config
-from train.data.rows import held_out_task_args
 
 # What loads a model library (torch, transformers, Inspect, datasets) is imported where the demo first needs it, each
 # marked `# lazy:`: `python scripts/demo.py --help` takes 0.5 s so, and took 46-60 s with them at the top (load 8-9).
@@ -71,7 +72,8 @@ def eval_task_args(config: str, problems: int, max_tokens: int | None = None) ->
     """The held-out 'test' split of the same generator the config trains on (same operations and range), with
     the completion budget training gives (``max_completion_length``) unless ``max_tokens`` says otherwise."""
     script_args, training_args, _ = parse_config(["--config", config])
-    return held_out_task_args(script_args, problems, max_tokens or training_args.max_completion_length)
+    max_tokens = max_tokens or training_args.max_completion_length
+    return held_out_task_args(script_args, problems, max_tokens, domain_of_source(script_args.dataset))
 
 
 def eval_task(task_args: dict):

@@ -17,6 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from problems.domains import domain_of_source  # noqa: E402
 from python_tool.warm_start import MARKER, WarmStartSettings, warm_start, warm_start_config  # noqa: E402
 from train.config import parse_config  # noqa: E402
 from train.data.rows import load_training_problems  # noqa: E402
@@ -46,7 +47,8 @@ def main() -> int:
 
     script_args, _, _ = parse_config(["--config", args.config])
     settings = WarmStartSettings(args.examples, args.epochs, args.batch_size, args.learning_rate, args.seed)
-    problems = load_training_problems(warm_start_config(script_args, settings.examples))  # the config's training split
+    config = warm_start_config(script_args, settings.examples)
+    problems = load_training_problems(config, domain_of_source(config.dataset))  # the config's training split
     summary = warm_start(args.base, args.out, script_args, problems, settings)
     print(
         f"wrote {args.out}: {summary['examples']} transcripts, {summary['steps']} steps, "

@@ -30,6 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from problems.domains import domain_of_source  # noqa: E402
 from python_tool.trl_environment import PythonToolEnvironment, tool_limits  # noqa: E402
 from rewards import grade  # noqa: E402
 from train.config import parse_config  # noqa: E402
@@ -85,7 +86,8 @@ def main() -> None:
         quantization_config=get_quantization_config(model_args),
     ).eval()
     seen = warm_start_problem_ids(Path(model_args.model_name_or_path))
-    problems = [p for p in load_training_problems(script_args)[args.skip :] if p.id not in seen][: args.prompts]
+    domain = domain_of_source(script_args.dataset)
+    problems = [p for p in load_training_problems(script_args, domain)[args.skip :] if p.id not in seen][: args.prompts]
     print(
         f"{model_args.model_name_or_path}: {len(problems)} training prompts ({len(seen)} warm-start problems left out)"
     )

@@ -42,9 +42,10 @@ def build_trainer(script_args: ScriptArguments, training_args, model_args):
     loads. ``main`` trains it; checks and benchmarks (scripts/check_on_policy.py) use it to get the very
     trainer ``main`` would run. Whoever builds it calls ``trainer.close_rollout_engine()`` when done.
     """
+    plan = plan_run(script_args, training_args, model_args)
     from train.run import trainer_for  # lazy: torch, transformers, TRL, datasets, Inspect (not for --help)
 
-    return trainer_for(plan_run(script_args, training_args, model_args))
+    return trainer_for(plan)
 
 
 def plan_run(script_args: ScriptArguments, training_args, model_args) -> RunPlan:
@@ -58,9 +59,10 @@ def plan_run(script_args: ScriptArguments, training_args, model_args) -> RunPlan
 
 def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
+    plan = plan_run(script_args, training_args, model_args)
     from train.run import train  # lazy: torch, transformers, TRL, datasets, Inspect (not for --help)
 
-    return train(plan_run(script_args, training_args, model_args))
+    return train(plan)
 
 
 def _error(exc: Exception, status: int) -> int:

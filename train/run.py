@@ -15,7 +15,6 @@ from pathlib import Path
 from trl import get_peft_config, get_quantization_config
 
 from cpu.bnb_cpu import keep_training_kernel
-from python_tool.trl_environment import tool_limits, tool_schemas
 from rewards.math.worker_pool import warm_up
 from train.artifacts.held_out import held_out_eval
 from train.artifacts.manifest import build_manifest, rollout_metadata, write_manifest
@@ -24,12 +23,11 @@ from train.artifacts.rollout_log import RolloutRecorder
 from train.config import ConfigError
 from train.config.exploit_preflight import exploit_preflight
 from train.config.resolved import RunPlan
-from train.config.tool_checks import tool_tokenizer, trainer_tool_kwargs
 from train.data.rows import load_training_problems, to_dataset
 from train.engines.factory import engine_factory
 from train.engines.server import longest_prompt_tokens
 from train.engines.vllm_server_api import ServerError
-from train.guards.run_guards import add_guards, best_lines, raise_if_a_guard_stopped, track_best
+from train.guards.run_guards import add_guards, best_lines, guard_stop, track_best
 from train.trainer import RecordingGRPOTrainer, RolloutFlushCallback, RunSpanCallback
 
 
@@ -64,15 +62,23 @@ def trainer_for(plan: RunPlan):
     problems = load_training_problems(script_args, plan.domain)  # bad data fails here, before any model is loaded
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
-    exploit_preflight(problems, plan)  # a reward that pays a scripted cheat stops here (exit 2)
-    held_out = _held_out_eval(plan)  # the held-out problems load here too
-    track_best(held_out, training_args)  # train/guards/run_guards.py
     train_dataset = to_dataset(problems, script_args.num_shots, tools=plan.tools, domain=plan.domain)
+    exploit_preflight(problems, plan)  # a reward that pays a scripted cheat stops here (exit 2)
+    held_out = held_out_eval(plan)  # the held-out problems load here too (None without held-out evals)
+    track_best(held_out, training_args)  # train/guards/run_guards.py
+    tools = plan.tool_setup  # the python tool (train/config/tool_checks.py), None without tools
     engine = engine_factory(  # servers that do not answer, or cannot hold the longest prompt + completion, stop it here
         script_args,
         training_args,
         model_args,
-        prompt_tokens=lambda: _longest_prompt(train_dataset, plan),
+        # the longest prompt as TRL renders it: a tool run's tokenizer and tool schemas
+        prompt_tokens=lambda: longest_prompt_tokens(
+            train_dataset,
+            model_args,
+            training_args.trust_remote_code,
+            tokenizer=tools.tokenizer if tools else None,
+            tools=tools.schemas if tools else None,
+        ),
         engine=plan.engine,
     )
 
@@ -83,6 +89,10 @@ def trainer_for(plan: RunPlan):
 
     model_path = _resolve_model(model_args, training_args)
     manifest, callbacks, recorder = _artifacts(plan)
+    tool_kwargs = {}
+    if tools is not None:  # TRL's tool loop: the environments, the tokenizer that can call tools, the rounds
+        training_args.max_tool_calling_iterations = tools.rounds
+        tool_kwargs = {"environment_factory": tools.environment_factory, "processing_class": tools.tokenizer}
     trainer = RecordingGRPOTrainer(
         model=model_path,
         engine_factory=engine,
@@ -95,7 +105,7 @@ def trainer_for(plan: RunPlan):
         peft_config=get_peft_config(model_args),
         quantization_config=get_quantization_config(model_args),
         callbacks=callbacks,
-        **trainer_tool_kwargs(script_args, model_args, training_args),  # tools: environment and tokenizer
+        **tool_kwargs,
     )
     keep_training_kernel(trainer.model)  # an eval-mode forward (held-out evals) must not change the 4-bit math
     warming.shutdown(wait=False)
@@ -109,37 +119,6 @@ def trainer_for(plan: RunPlan):
     trainer.manifest_callback = callbacks[0]
     add_guards(trainer, plan)  # train/guards/run_guards.py
     return trainer, recorder, manifest
-
-
-def _longest_prompt(dataset, plan: RunPlan) -> int:
-    model_args, training_args = plan.model_args, plan.training_args
-    if not plan.tools:
-        return longest_prompt_tokens(dataset, model_args, training_args.trust_remote_code)
-    tokenizer = tool_tokenizer(plan.script_args, model_args, training_args)
-    return longest_prompt_tokens(
-        dataset, model_args, tokenizer=tokenizer, tools=tool_schemas(tool_limits(plan.script_args))
-    )
-
-
-def _held_out_eval(plan: RunPlan):
-    """The held-out Inspect eval the trainer evaluates with (None when ``eval_strategy`` is ``no``)."""
-    training_args = plan.training_args
-    if not plan.held_out:
-        if training_args.eval_steps is not None and plan.main_process:
-            print("[verigrpo] eval_steps is set but eval_strategy is no: no held-out evals (set eval_strategy: steps)")
-        return None
-    held_out = held_out_eval(plan)
-    if plan.main_process:
-        print(
-            f"[verigrpo] held-out evals: {held_out.spec} on {held_out.problems} problems, greedy, "
-            f"{_eval_schedule(training_args)}; logs in {held_out.log_dir}"
-        )
-    return held_out
-
-
-def _eval_schedule(training_args) -> str:
-    when = "every epoch" if training_args.eval_strategy == "epoch" else f"every {training_args.eval_steps} steps"
-    return f"{when}{' and at step 0' if training_args.eval_on_start else ''}"
 
 
 def _resolve_model(model_args, training_args) -> str:
@@ -161,6 +140,7 @@ def _artifacts(plan: RunPlan):
     """(manifest, callbacks, rollout recorder or None): run.json in every checkpoint, rollout logs if asked."""
     script_args, training_args, model_args = plan.script_args, plan.training_args, plan.model_args
     manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
+    metadata = rollout_metadata(manifest) if script_args.log_rollouts else None  # what each rollout log says of the run
     callbacks = [ManifestCallback(manifest)]
     recorder = None
     if script_args.log_rollouts:
@@ -168,7 +148,7 @@ def _artifacts(plan: RunPlan):
             Path(training_args.output_dir) / "rollouts",
             every_steps=script_args.rollout_log_steps,
             num_generations=training_args.num_generations,
-            metadata=rollout_metadata(manifest),
+            metadata=metadata,
         )
         callbacks.append(RolloutFlushCallback(recorder))
     return manifest, callbacks, recorder
@@ -195,6 +175,7 @@ def train(plan: RunPlan) -> dict:
     finally:
         trainer.close_rollout_engine()  # adapter files and server connections go, also after a failure
     seconds = time.perf_counter() - start
+    stopped = guard_stop(trainer)  # raised last: the run is saved and summarised first, the exit code says it stopped
     trainer.save_model(str(output_dir))
     history = trainer.state.log_history
     if trainer.is_world_process_zero():
@@ -211,7 +192,8 @@ def train(plan: RunPlan) -> dict:
             )
         for line in best_lines(trainer, plan, output_dir):
             print(f"[verigrpo] {line}")
-    raise_if_a_guard_stopped(trainer)  # saved and summarised above; the exit code says it stopped
+    if stopped is not None:
+        raise stopped
     return {
         "output_dir": str(output_dir),
         "global_step": trainer.state.global_step,

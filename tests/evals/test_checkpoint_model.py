@@ -125,10 +125,12 @@ def test_a_moved_run_names_the_missing_base(tmp_path, run_dir):
 
 def test_the_demo_hint_is_a_command_for_this_provider():
     from evals.providers.checkpoint_eval import eval_command, inspect_command
+    from problems.domains import domain_of_source
+    from train.artifacts.held_out import held_out_task_args
     from train.config import parse_config
-    from train.data.rows import held_out_task_args
 
-    task_args = held_out_task_args(parse_config(["--config", CPU_CONFIG])[0], 50, 96)
+    config = parse_config(["--config", CPU_CONFIG])[0]
+    task_args = held_out_task_args(config, 50, 96, domain_of_source(config.dataset))
     command = eval_command(REPO / "runs" / "demo-x", task_args)
     inspect = inspect_command()
     assert (REPO / inspect).is_file()  # the environment's own inspect, relative to the repository root

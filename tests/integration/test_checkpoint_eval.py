@@ -8,10 +8,11 @@ import pytest
 
 from evals.math_task import math_verified
 from evals.providers.checkpoint_eval import checkpoint_model_args, eval_command, run_eval
+from problems.domains import domain_of_source
 from tests.helpers import CPU_CONFIG, REPO
 from tests.helpers.training import length_parity, tiny_run
+from train.artifacts.held_out import held_out_task_args
 from train.config import parse_config
-from train.data.rows import held_out_task_args
 
 
 @pytest.mark.slow
@@ -25,7 +26,8 @@ def test_cli_eval_of_a_trained_checkpoint_matches_the_demos_as_trained_eval(tmp_
     tiny_run(run)
 
     problems, max_tokens = 4, 32
-    task_args = held_out_task_args(parse_config(["--config", CPU_CONFIG])[0], problems, max_tokens)
+    config = parse_config(["--config", CPU_CONFIG])[0]
+    task_args = held_out_task_args(config, problems, max_tokens, domain_of_source(config.dataset))
     in_process = run_eval(
         math_verified(**task_args), f"verigrpo/{run}", checkpoint_model_args(True), tmp_path / "in-process"
     )

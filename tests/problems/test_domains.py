@@ -80,7 +80,7 @@ def test_a_toy_domain_is_seen_by_sources_rewards_data_audit_and_plot(toy_domain)
     args = SimpleNamespace(
         dataset="choice_toy", dataset_path=None, dataset_split="train", dataset_size=2, dataset_seed=0
     )
-    problems = load_training_problems(args)
+    problems = load_training_problems(args, TOY)
     assert [p.id for p in problems] == ["choice-0", "choice-1"]
     rows = to_dataset(problems, num_shots=0)
     assert rows[0]["answer"] == "A" and rows[0]["prompt"][0]["content"].startswith("Which letter")
@@ -101,14 +101,41 @@ def test_config_validation_reads_the_table(toy_domain):
     from train.config import ConfigError
     from train.config.validation import check_data
 
-    def config(dataset, reward):
-        return SimpleNamespace(dataset=dataset, reward_funcs=[reward], num_shots=0, dataset_path=None)
+    def check(dataset, reward):
+        config = SimpleNamespace(dataset=dataset, reward_funcs=[reward], num_shots=0, dataset_path=None)
+        return check_data(config, domains.run_domain(dataset, [reward], think="none"))
 
-    check_data(config("choice_toy", "choice_match"))
+    assert check("choice_toy", "choice_match") is TOY
     with pytest.raises(ConfigError, match=r"reward_funcs \['correctness'\] cannot score dataset 'choice_toy'"):
-        check_data(config("choice_toy", "correctness"))
+        check("choice_toy", "correctness")
     with pytest.raises(ConfigError, match=r"reward_funcs \['choice_match'\] cannot score dataset 'arithmetic'"):
-        check_data(config("arithmetic", "choice_match"))
+        check("arithmetic", "choice_match")
+
+
+@pytest.mark.parametrize(
+    ("source", "names", "domain", "unknown", "elsewhere"),
+    [
+        ("arithmetic", ["correctness", "format"], "math", (), ()),
+        ("code", ["code_tests"], "code", (), ()),
+        ("code", ["correctness"], "code", (), ("correctness",)),
+        ("arithmetic", ["nonesuch", "code_tests"], "math", ("nonesuch",), ("code_tests",)),
+        ("nonesuch", ["correctness"], None, (), ()),
+    ],
+)
+def test_a_run_looks_up_its_source_and_rewards_in_one_place(source, names, domain, unknown, elsewhere):
+    """``run_domain``: what the config checks refuse and what the run trains with, from one look-up of the table."""
+    chosen = domains.run_domain(source, names, think="none")
+    assert (chosen.domain.name if chosen.domain else None) == domain
+    assert chosen.unknown_rewards == unknown and chosen.rewards_elsewhere == elsewhere
+    assert chosen.sources == domains.all_sources() and chosen.reward_choices == tuple(domains.reward_choices())
+    assert chosen.reward_funcs == (() if unknown else tuple(domains.reward_funcs(names, think="none")))
+    assert (chosen.not_built is None) == (not unknown)
+
+
+def test_a_think_setting_the_rewards_do_not_take_builds_no_reward_functions():
+    """The config check refuses it (train/config/validation.py check_rewards), with the valid settings."""
+    chosen = domains.run_domain("arithmetic", ["correctness", "format"], think="before")
+    assert chosen.domain is MATH and chosen.reward_funcs == () and "got 'before'" in chosen.not_built
 
 
 def test_held_out_evals_need_the_domains_eval_task(toy_domain):
@@ -179,10 +206,14 @@ def test_reward_names_resolve_over_built_in_and_row_rewards(monkeypatch):
     from train.config.validation import check_data, check_rewards
 
     config = SimpleNamespace(dataset="letter_toy", reward_funcs=["letter_grade"], num_shots=0, dataset_path=None)
-    check_rewards(SimpleNamespace(reward_funcs=["letter_grade"], think="none"), SimpleNamespace(reward_weights=None))
-    check_data(config)
+    chosen = domains.run_domain("letter_toy", ["letter_grade"], think="none")
+    check_rewards(
+        SimpleNamespace(reward_funcs=["letter_grade"], think="none"), SimpleNamespace(reward_weights=None), chosen
+    )
+    check_data(config, chosen)
+    config.dataset = "arithmetic"
     with pytest.raises(ConfigError, match=r"reward_funcs \['letter_grade'\] cannot score dataset 'arithmetic'"):
-        check_data(SimpleNamespace(dataset="arithmetic", reward_funcs=["letter_grade"], num_shots=0, dataset_path=None))
+        check_data(config, domains.run_domain("arithmetic", ["letter_grade"], think="none"))
 
 
 # --- registration from outside the package: the entry point group and VERIGRPO_DOMAINS ---------------------------
@@ -270,7 +301,11 @@ def test_unknown_names_say_how_to_register():
     with pytest.raises(ValueError, match=rf"unknown reward function\(s\) \['div3_grade'\].*{how}"):
         domains.reward_funcs(["div3_grade"], think="none")
     with pytest.raises(ConfigError, match=rf"unknown reward function\(s\) \['div3_grade'\].*{how}"):
-        check_rewards(SimpleNamespace(reward_funcs=["div3_grade"], think="none"), SimpleNamespace(reward_weights=None))
+        check_rewards(
+            SimpleNamespace(reward_funcs=["div3_grade"], think="none"),
+            SimpleNamespace(reward_weights=None),
+            domains.run_domain("arithmetic", ["div3_grade"], think="none"),
+        )
     with pytest.raises(domains.DatasetError, match=rf"domain 'div3' is not registered: choose from \[\]; .*{how}"):
         graded_domain("div3")
 

@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 
+from problems.domains import domain_of_source
 from problems.math_data import _split_of, procedural_arithmetic
 from python_tool.chat_template import template_text
 from python_tool.session import ToolLimits
@@ -34,7 +35,8 @@ TOOLS_CONFIG = str(REPO / "configs" / "cpu-smollm2-tools.yaml")
 
 def warm_start_problems(script_args, examples: int):
     """The problems scripts/prepare_tool_model.py fine-tunes on: the first of the config's training split."""
-    return load_training_problems(warm_start_config(script_args, examples))
+    config = warm_start_config(script_args, examples)
+    return load_training_problems(config, domain_of_source(config.dataset))
 
 
 needs_model = pytest.mark.skipif(not (MODEL / "config.json").is_file(), reason="the CPU model is not prepared")
@@ -98,7 +100,8 @@ def test_each_transcript_is_the_training_prompt_then_call_result_answer(config, 
     from train.data.rows import load_training_problems, to_dataset
 
     script_args = config[0]
-    grpo_rows = to_dataset(load_training_problems(script_args)[: len(rows)], script_args.num_shots, tools=True)
+    problems = load_training_problems(script_args, domain_of_source(script_args.dataset))
+    grpo_rows = to_dataset(problems[: len(rows)], script_args.num_shots, tools=True)
     fresh = PythonToolEnvironment(tool_limits(script_args))
     for row, grpo_row in zip(rows, grpo_rows, strict=True):
         assert row["prompt"] == without_nones(grpo_row["prompt"]) and row["id"] == grpo_row["id"]
@@ -181,7 +184,7 @@ def test_the_problems_are_training_problems_never_the_eval_ones(config):
     """Every warm-start problem is in arithmetic's training split (content hash), also when the config names
     another split, and none is among the problems the held-out eval and `inspect eval evals/math_task.py` score."""
     from evals.math_task import math_verified
-    from train.data.rows import held_out_task_args
+    from train.artifacts.held_out import held_out_task_args
 
     script_args = config[0]
     problems = warm_start_problems(script_args, WarmStartSettings().examples)
@@ -192,7 +195,7 @@ def test_the_problems_are_training_problems_never_the_eval_ones(config):
         assert warm_start_problems(script_args, 4) == problems[:4]
     finally:
         script_args.dataset_split = "train"
-    held_out = math_verified(**held_out_task_args(script_args, 500, 64))
+    held_out = math_verified(**held_out_task_args(script_args, 500, 64, domain_of_source(script_args.dataset)))
     standalone = math_verified(limit=500)
     questions = {p.question for p in problems}
     for task in (held_out, standalone):

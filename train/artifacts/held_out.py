@@ -3,7 +3,7 @@
 With ``eval_strategy: steps`` (every ``eval_steps``; ``epoch``: after each epoch; ``eval_on_start``: also at
 step 0), ``RecordingGRPOTrainer.evaluate`` runs the eval task of the dataset's domain (``problems/domains.py``:
 ``evals/math_task.py@math_verified`` for math, ``evals/code_task.py@code_verified`` for code) on the problems
-the config does not train on (``train/data/rows.py``: ``held_out_task_args``, the demo's arguments), greedily,
+the config does not train on (``held_out_task_args``, the demo's arguments), greedily,
 on the policy in memory (``evals/providers/policy_model.py``). Each eval
 
 * writes its Inspect log to ``<output_dir>/evals/held-out-step000050.eval`` (``inspect view``, ``inspect score``
@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evals.providers.checkpoint_eval import EvalFailed
-from python_tool.trl_environment import tool_config
+from problems.domains import Domain
+from problems.math_data import DatasetError
 from train.config.resolved import RunPlan
-from train.data.rows import held_out_task_args
 
 LOG_NAME = "held-out-step{step:06d}.eval"
 
@@ -59,6 +59,17 @@ def held_out_max_tokens(script_args, training_args) -> int:
     """Tokens per held-out completion: ``eval_max_tokens``, else twice the training completion length (the
     demo's rule: room to finish an answer the policy is still learning to shorten)."""
     return script_args.eval_max_tokens or 2 * training_args.max_completion_length
+
+
+def held_out_task_args(config, problems: int | None, max_tokens: int, domain: Domain) -> dict:
+    """The arguments of the domain's eval task (``problems/domains.py``: ``evals/math_task.py@math_verified`` for
+    math) for the problems ``config`` (ScriptArguments) does not train on: arithmetic's 'test' split of the same
+    generator (same operations, range and seed), GSM8K's test split, or ``eval_dataset_path``; the same worked
+    examples and think setting (``-T`` values as the CLI takes them). DatasetError when the dataset has none.
+    ``domain``: the dataset's (a run's: train/config/resolved.py; else ``problems.domains.domain_of_source``)."""
+    if domain.held_out is None:
+        raise DatasetError(f"dataset {config.dataset!r} ({domain.name}) has no eval task to run held-out evals with")
+    return domain.held_out(config, problems, max_tokens)
 
 
 @dataclass
@@ -129,16 +140,19 @@ class HeldOutEval:
         return metrics, final
 
 
-def held_out_eval(plan: RunPlan) -> HeldOutEval:
+def held_out_eval(plan: RunPlan) -> HeldOutEval | None:
     """The run's held-out eval: the resolved domain's task on the config's held-out problems (loaded now: a dataset
-    that cannot load stops the run before the model does)."""
+    that cannot load stops the run before the model does); None when ``eval_strategy`` is ``no``."""
     script_args, training_args, domain = plan.script_args, plan.training_args, plan.domain
-    task_args = held_out_task_args(
-        script_args, script_args.eval_problems, held_out_max_tokens(script_args, training_args), domain=domain
-    )
+    if not plan.held_out:
+        if training_args.eval_steps is not None and plan.main_process:
+            print("[verigrpo] eval_steps is set but eval_strategy is no: no held-out evals (set eval_strategy: steps)")
+        return None
+    max_tokens = held_out_max_tokens(script_args, training_args)
+    task_args = held_out_task_args(script_args, script_args.eval_problems, max_tokens, domain)
     task = eval_task_function(domain.eval_task)(**task_args)
     output_dir = Path(training_args.output_dir)
-    return HeldOutEval(
+    held_out = HeldOutEval(
         task=task,
         spec=domain.eval_task,
         task_args=task_args,
@@ -146,8 +160,15 @@ def held_out_eval(plan: RunPlan) -> HeldOutEval:
         run_name=str(output_dir),
         batch_size=training_args.per_device_eval_batch_size,
         headline=domain.eval_metric[0],
-        tool_config=tool_config({**vars(script_args), **training_args.to_dict()}),
+        tool_config=plan.tool_setup.eval_config if plan.tool_setup else None,
     )
+    if plan.main_process:
+        when = "every epoch" if training_args.eval_strategy == "epoch" else f"every {training_args.eval_steps} steps"
+        print(
+            f"[verigrpo] held-out evals: {held_out.spec} on {held_out.problems} problems, greedy, "
+            f"{when}{' and at step 0' if training_args.eval_on_start else ''}; logs in {held_out.log_dir}"
+        )
+    return held_out
 
 
 @contextmanager

@@ -16,11 +16,11 @@
     cli_help.py        --help: --config and the project's options first, with the config's values
     device_capability.py  what this GPU's compute capability cannot run (bf16 in vLLM, torch's kernels)
     nvidia_driver.py   the NVIDIA driver and cards read without torch: why torch may still see no GPU
-    tool_checks.py     the python tool's keys: bounds, the engines and launches it runs with, the tokenizer it trains
-                       with, GRPOTrainer's tool arguments (the tool itself: python_tool/)
+    tool_checks.py     the python tool's keys: bounds, the engines and launches it runs with; ToolSetup, the run's
+                       tool resolved once (tokenizer, limits, schemas, environment; the tool itself: python_tool/)
     exploit_preflight.py  scripted cheats against the run's rewards on its own problems, before the model loads
-    resolved.py        RunPlan: the run as resolved once after every check (domain, rewards, engine, held-out
-                       evals), what the stages after validation read
+    resolved.py        RunPlan: the run as resolved once with every check (domain and rewards from one look-up,
+                       engine, held-out evals, tools), what the stages after validation read
 
 Nothing here imports TRL until a config is parsed. The public names are re-exported here
 (``from train.config import parse_config, resolve_run``).

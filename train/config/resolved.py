@@ -1,7 +1,8 @@
 """The run as resolved once: after parsing and every check, ``train/grpo.py`` turns the config into one ``RunPlan``
-(the dataset's domain, the reward functions, the rollout engine, whether it evaluates held-out problems and offers
-tools), and the stages after it (data, exploit pre-flight, held-out eval, trainer, guards) read what was decided
-here instead of deriving it again from the config.
+(the dataset's domain and the reward functions, looked up once in the domain table; the rollout engine; whether it
+evaluates held-out problems; the tool setup the tool check built), and the stages after it (data, exploit pre-flight,
+held-out eval, rollout engine, trainer, guards) read what was decided here instead of deriving it again from the
+config.
 
 The parsed arguments stay in the plan: TRL's trainer reads ``training_args`` and ``model_args`` whole.
 """
@@ -11,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from problems.domains import Domain, reward_funcs
+from problems.domains import Domain, run_domain
 from train.config.arguments import ScriptArguments
+from train.config.tool_checks import ToolSetup
 from train.config.validation import evaluates_held_out, validate
 from train.engines.choice import Engine, rollout_engine
 
@@ -29,6 +31,7 @@ class RunPlan:
     engine: Engine  # the rollout engine (train/engines/choice.py)
     held_out: bool  # eval_strategy is on: the trainer evaluates the domain's eval task on held-out problems
     main_process: bool  # process 0: the one that prints
+    tool_setup: ToolSetup | None  # config ``tools``: the tokenizer, limits, schemas, environment (tool_checks.py)
 
     @property
     def reward_names(self) -> tuple[str, ...]:
@@ -36,7 +39,7 @@ class RunPlan:
 
     @property
     def tools(self) -> bool:
-        return bool(self.script_args.tools)
+        return self.tool_setup is not None
 
     @property
     def scorer(self) -> str:
@@ -45,15 +48,18 @@ class RunPlan:
 
 
 def resolve_run(script_args: ScriptArguments, training_args, model_args) -> RunPlan:
-    """Every check on the config (``validate``: ConfigError before anything heavy loads), then the run's decisions."""
-    domain = validate(script_args, training_args, model_args)
+    """The dataset's domain and rewards, looked up once (problems/domains.py), every check on the config (``validate``:
+    ConfigError before anything heavy loads), then the run's decisions."""
+    chosen = run_domain(script_args.dataset, script_args.reward_funcs, script_args.think)
+    tool_setup = validate(script_args, training_args, model_args, chosen)
     return RunPlan(
         script_args=script_args,
         training_args=training_args,
         model_args=model_args,
-        domain=domain,
-        reward_funcs=tuple(reward_funcs(script_args.reward_funcs, think=script_args.think)),
+        domain=chosen.domain,
+        reward_funcs=chosen.reward_funcs,
         engine=rollout_engine(training_args, model_args),
         held_out=evaluates_held_out(training_args),
         main_process=training_args.process_index == 0,
+        tool_setup=tool_setup,
     )

@@ -1,5 +1,6 @@
 """The ``tools``/``tool_*`` keys of a training run: what a run with the python tool needs, checked before any weights
-load, the tokenizer it trains with, and the tool arguments GRPOTrainer gets.
+load, and the run's tool as ``ToolSetup``, resolved once: the tokenizer it trains with, the tool's limits and schema,
+GRPOTrainer's environment factory and tool rounds, and the keys the held-out tool evals read.
 
 The tool itself, its TRL environment and its chat templates are ``python_tool/``; what stays here is training's
 side: the config's bounds, the engines and launches TRL's tool loop has run on, and ``ConfigError`` for what is
@@ -9,10 +10,13 @@ a second, not after the model loads.
 
 from __future__ import annotations
 
-from problems.domains import Domain, domain_of_source
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from problems.domains import Domain
 from python_tool.chat_template import TemplateNotFound, apply_tool_template, tool_calling_problem
-from python_tool.session import TOOL_NAME
-from python_tool.trl_environment import environment_factory, tool_limits, tool_rounds
+from python_tool.session import TOOL_NAME, ToolLimits
+from python_tool.trl_environment import environment_factory, tool_config, tool_limits, tool_rounds, tool_schemas
 from rewards.sandbox import sandbox_problem
 from train.config.arguments import Bound, ConfigError, finite_number, out_of_range, refuse
 from train.config.distributed_checks import launch_from_env
@@ -30,20 +34,32 @@ TOOL_BOUNDS = (
 )
 
 
-def check_tools(script_args, training_args, model_args, domain: Domain | None = None) -> None:
+@dataclass(frozen=True)
+class ToolSetup:
+    """A tool run's tool, resolved once by ``check_tools``: what the trainer, the server length check and the
+    held-out evals read."""
+
+    tokenizer: object  # the tokenizer the run trains with (as TRL loads it), its chat template able to call tools
+    limits: ToolLimits  # the config's tool_* limits
+    schemas: list[dict]  # the tool's JSON schemas, as apply_chat_template renders them
+    environment_factory: Callable  # GRPOTrainer's environment_factory
+    rounds: int  # TRL's max_tool_calling_iterations (unset: tool_max_calls + 1, the last round shows the limit)
+    eval_config: dict  # the config's tool keys (TOOL_CONFIG_KEYS): how the held-out evals run the tool
+
+
+def check_tools(script_args, training_args, model_args, domain: Domain) -> ToolSetup | None:
     """Refuse, before loading weights, a tool run that cannot work: unknown tool, a domain without a tool prompt,
     no sandbox, an engine or launch the tool loop has not run on or would hang on, a chat template that cannot call
-    tools. Held-out evals run with the tool (train/artifacts/held_out.py), so they need nothing more. ``domain``: the
-    one ``validate`` resolved (None: the dataset's)."""
+    tools; return the run's ``ToolSetup`` (None without tools). Held-out evals run with the tool
+    (train/artifacts/held_out.py), so they need nothing more. ``domain``: the dataset's (``validate``'s)."""
     if not script_args.tools:
         if script_args.tool_chat_template:
             raise ConfigError("tool_chat_template is set but `tools` is empty: add `tools: [python]` or remove it.")
-        return
+        return None
     unknown = sorted(set(script_args.tools) - set(TOOL_NAMES))
     if unknown:
         raise ConfigError(f"tools: unknown tool(s) {unknown}; the tools are {list(TOOL_NAMES)}.")
     refuse(out_of_range(script_args, TOOL_BOUNDS))
-    domain = domain or domain_of_source(script_args.dataset)
     if domain.tool_row is None:
         raise ConfigError(
             f"tools: dataset {script_args.dataset!r} ({domain.name}) has no prompt that offers a tool "
@@ -79,7 +95,16 @@ def check_tools(script_args, training_args, model_args, domain: Domain | None = 
         )
     if training_args.use_transformers_continuous_batching:
         raise ConfigError("tools with use_transformers_continuous_batching has not been run here: turn it off.")
-    tool_tokenizer(script_args, model_args, training_args)  # a template that cannot call tools stops here
+    tokenizer = tool_tokenizer(script_args, model_args, training_args)  # a template that cannot call tools stops here
+    limits = tool_limits(script_args)
+    return ToolSetup(
+        tokenizer=tokenizer,
+        limits=limits,
+        schemas=tool_schemas(limits),
+        environment_factory=environment_factory(limits),
+        rounds=tool_rounds(script_args.tool_max_calls, training_args.max_tool_calling_iterations),
+        eval_config=tool_config({**vars(script_args), **training_args.to_dict()}),
+    )
 
 
 def tool_tokenizer(script_args, model_args, training_args):
@@ -107,18 +132,3 @@ def tool_tokenizer(script_args, model_args, training_args):
             "has a tool-call parser for."
         )
     return tokenizer
-
-
-def trainer_tool_kwargs(script_args, model_args, training_args) -> dict:
-    """GRPOTrainer's tool arguments for a config with ``tools`` (empty without): the environment factory and the
-    tokenizer with a template that can call tools. Caps TRL's tool rounds at ``tool_max_calls + 1`` when
-    ``max_tool_calling_iterations`` is unset: the last round shows the call limit."""
-    if not script_args.tools:
-        return {}
-    training_args.max_tool_calling_iterations = tool_rounds(
-        script_args.tool_max_calls, training_args.max_tool_calling_iterations
-    )
-    return {
-        "environment_factory": environment_factory(tool_limits(script_args)),
-        "processing_class": tool_tokenizer(script_args, model_args, training_args),
-    }

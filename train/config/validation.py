@@ -8,15 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from problems.domains import (
-    HOW_TO_REGISTER,
-    Domain,
-    all_sources,
-    domain_of_source,
-    reward_choices,
-    reward_names_elsewhere,
-    unknown_reward_names,
-)
+from problems.domains import HOW_TO_REGISTER, Domain, RunDomain
 from problems.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
 from problems.math_data import DatasetError
 from rewards import THINK_MODES
@@ -35,7 +27,7 @@ from train.config.distributed_checks import check_distributed
 from train.config.lora_checks import check_lora
 from train.config.machine_checks import check_machine
 from train.config.share_base_checks import check_share_base
-from train.config.tool_checks import TOOL_MODEL_NAME, check_tools
+from train.config.tool_checks import TOOL_MODEL_NAME, ToolSetup, check_tools
 from train.engines.choice import Engine, rollout_engine
 from train.engines.vllm_server_api import normalize_url
 from train.guards.sampling import biased_correction
@@ -43,8 +35,10 @@ from train.guards.sampling import biased_correction
 MAX_LINE_BYTES = 1 << 20  # one jsonl record (a problem): 1 MiB is ~250k tokens, past any model's context
 
 
-def validate(script_args: ScriptArguments, training_args, model_args) -> Domain:
-    """Every check that does not need the model: run before anything heavy is loaded. Returns the dataset's domain."""
+def validate(script_args: ScriptArguments, training_args, model_args, chosen: RunDomain) -> ToolSetup | None:
+    """Every check that does not need the model: run before anything heavy is loaded. ``chosen``: the dataset's domain
+    and the config's rewards, looked up once (problems/domains.py ``run_domain``). Returns the tool setup the tool
+    check built (None without tools)."""
     cross_field = _cross_field_problems(script_args, training_args)
     refuse(
         out_of_range(script_args, SCRIPT_BOUNDS)
@@ -54,8 +48,8 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> Domain:
         + biased_correction(training_args)  # train/guards/sampling.py: truncation the IS correction cannot undo
     )
     check_distributed(script_args, training_args, model_args)  # accelerate's launch: sharding, ranks' waits
-    check_rewards(script_args, training_args)
-    domain = check_data(script_args)
+    check_rewards(script_args, training_args, chosen)
+    domain = check_data(script_args, chosen)
     check_held_out_eval(script_args, training_args, domain)
     check_model_and_resume(training_args, model_args)
     check_quantization(model_args)
@@ -64,9 +58,8 @@ def validate(script_args: ScriptArguments, training_args, model_args) -> Domain:
     check_lora(training_args, model_args, adapter_root=script_args.adapter_root)
     check_share_base(script_args, training_args, model_args)  # vllm_share_base: what it cannot serve
     check_machine(script_args, training_args, model_args)  # device, vLLM build, GPU memory
-    # tools: loads the tokenizer (no weights) to check its template; the domain check_data resolved
-    check_tools(script_args, training_args, model_args, domain)
-    return domain
+    # tools: loads the tokenizer (no weights) to check its template; the run trains with that tokenizer
+    return check_tools(script_args, training_args, model_args, domain)
 
 
 def _cross_field_problems(script_args: ScriptArguments, training_args) -> list[str]:
@@ -94,12 +87,12 @@ def _cross_field_problems(script_args: ScriptArguments, training_args) -> list[s
     return problems
 
 
-def check_rewards(script_args: ScriptArguments, training_args) -> None:
-    """Reward names, the think setting, and one weight per reward."""
-    unknown = unknown_reward_names(script_args.reward_funcs)
-    if unknown:
+def check_rewards(script_args: ScriptArguments, training_args, chosen: RunDomain) -> None:
+    """Reward names (``chosen``: problems/domains.py ``run_domain``), the think setting, and one weight per reward."""
+    if chosen.unknown_rewards:
         raise ConfigError(
-            f"reward_funcs: unknown reward function(s) {unknown}. Valid names are {reward_choices()}, "
+            f"reward_funcs: unknown reward function(s) {list(chosen.unknown_rewards)}. Valid names are "
+            f"{list(chosen.reward_choices)}, "
             f"e.g. `reward_funcs: [correctness, format]`; {HOW_TO_REGISTER}."
         )
     if script_args.think not in THINK_MODES:
@@ -113,16 +106,18 @@ def check_rewards(script_args: ScriptArguments, training_args) -> None:
             f"reward_weights has {len(weights)} entries but reward_funcs has {len(script_args.reward_funcs)}: "
             "give one weight per reward function (e.g. `reward_weights: [1.0, 0.0]` to log format without training on it)."
         )
+    if chosen.not_built:  # a registered reward that refuses the think setting
+        raise ConfigError(f"reward_funcs: {chosen.not_built}")
 
 
-def check_data(script_args: ScriptArguments) -> Domain:
-    """The dataset source, its domain against the rewards (problems/domains.py), and the local file if any: the
-    domain, resolved here once for the run."""
-    if script_args.dataset not in all_sources():
-        raise ConfigError(f"dataset: {script_args.dataset!r} is not one of {list(all_sources())}.")
-    domain = domain_of_source(script_args.dataset)
+def check_data(script_args: ScriptArguments, chosen: RunDomain) -> Domain:
+    """The dataset source, its domain against the rewards (``chosen``: problems/domains.py ``run_domain``), and the
+    local file if any: returns the domain."""
+    domain = chosen.domain
+    if domain is None:
+        raise ConfigError(f"dataset: {script_args.dataset!r} is not one of {list(chosen.sources)}.")
     is_code = domain.name == "code"
-    mismatched = [n for n in script_args.reward_funcs if n in reward_names_elsewhere(domain)]
+    mismatched = list(chosen.rewards_elsewhere)
     if mismatched:
         kind = "a code dataset (dataset: code)" if not is_code else "a math dataset"
         fix = (

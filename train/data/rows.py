@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from problems.code_data import CodeProblem
-from problems.domains import Domain, domain_of_problems, domain_of_source
+from problems.domains import Domain, domain_of_problems
 from problems.math_data import DatasetError, MathProblem
 from train.config import ScriptArguments
 
@@ -28,27 +28,11 @@ def arithmetic_settings(args: ScriptArguments) -> dict:
     }
 
 
-def held_out_task_args(
-    args: ScriptArguments, problems: int | None, max_tokens: int, domain: Domain | None = None
-) -> dict:
-    """The arguments of the domain's eval task (``problems/domains.py``: ``evals/math_task.py@math_verified`` for
-    math) for the problems this config does not train on: arithmetic's 'test' split of the same generator
-    (same operations, range and seed), GSM8K's test split, or ``eval_dataset_path``; the same worked examples
-    and think setting (``-T`` values as the CLI takes them). DatasetError when the dataset has none. ``domain``: the
-    run's (train/config/resolved.py), None: the dataset's."""
-    domain = domain or domain_of_source(args.dataset)
-    if domain.held_out is None:
-        raise DatasetError(f"dataset {args.dataset!r} ({domain.name}) has no eval task to run held-out evals with")
-    return domain.held_out(args, problems, max_tokens)
-
-
-def load_training_problems(
-    args: ScriptArguments, domain: Domain | None = None
-) -> list[MathProblem] | list[CodeProblem]:
-    """The config's training problems, loaded by ``domain`` (the run's, resolved once: train/config/resolved.py;
-    None: the dataset's)."""
+def load_training_problems(args: ScriptArguments, domain: Domain) -> list[MathProblem] | list[CodeProblem]:
+    """The config's training problems, loaded by ``domain``, the dataset's (a run's, resolved once:
+    train/config/resolved.py; else ``problems.domains.domain_of_source``)."""
     knobs = arithmetic_settings(args) if args.dataset == "arithmetic" else {}
-    return (domain or domain_of_source(args.dataset)).load(
+    return domain.load(
         args.dataset,
         path=args.dataset_path,
         split=args.dataset_split,

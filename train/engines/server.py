@@ -125,13 +125,9 @@ def check_servers_on_main(settings: ServerSettings, model_args, training_args, p
     """``check_servers`` on the main process only (one probe per server, not one per training process, and one
     process writing the probe adapter); the verdict is broadcast, so every process stops on a refusal."""
     from accelerate import PartialState
-
-    state = PartialState()
-    if state.num_processes == 1:
-        check_servers(settings, model_args, training_args, prompt_tokens)
-        return
     from accelerate.utils import broadcast_object_list
 
+    state = PartialState()
     verdict: list = [None]
     failure: BaseException | None = None
     if state.is_main_process:
@@ -141,7 +137,8 @@ def check_servers_on_main(settings: ServerSettings, model_args, training_args, p
             verdict, failure = [str(exc)], exc
         except BaseException as exc:  # anything else: the others must not wait for a verdict that never comes
             verdict, failure = [f"the main process failed while checking the vLLM servers: {exc!r}"], exc
-    verdict = broadcast_object_list(verdict)
+    if state.num_processes > 1:
+        verdict = broadcast_object_list(verdict)
     if failure is not None:
         raise failure
     if verdict[0] is not None:

@@ -125,10 +125,11 @@ class RewardHackingAlarm(TrainerCallback):
             control.should_training_stop = True
             control.should_save = True
 
-    def raise_if_stopped(self, step: int) -> None:
-        """``RewardHacking`` (exit code 4) when this alarm stopped the run at ``step``."""
-        if self.stopped:
-            raise RewardHacking(f"the reward-hacking alarm stopped the run at step {step}: {self.alarms[-1]}")
+    def stop_error(self, step: int) -> RewardHacking | None:
+        """``RewardHacking`` (exit code 4) when this alarm stopped the run at ``step``, else None."""
+        if not self.stopped:
+            return None
+        return RewardHacking(f"the reward-hacking alarm stopped the run at step {step}: {self.alarms[-1]}")
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
         if not state.is_world_process_zero or not metrics or not self.headline or self.headline not in metrics:

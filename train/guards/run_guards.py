@@ -12,6 +12,7 @@ from train.config.resolved import RunPlan
 from train.guards.best_checkpoint import NoBestCheckpoint, write_best
 from train.guards.on_policy import OnPolicyGuard
 from train.guards.reward_hacking import RewardHackingAlarm
+from train.guards.stops import RewardHacking
 
 
 def add_guards(trainer, plan: RunPlan) -> None:
@@ -64,8 +65,8 @@ def best_lines(trainer, plan: RunPlan, output_dir: Path) -> list[str]:
         return [str(exc)]
 
 
-def raise_if_a_guard_stopped(trainer) -> None:
-    """After the run saved and summarised: the reward-hacking alarm that stopped it raises (exit code 4)."""
+def guard_stop(trainer) -> RewardHacking | None:
+    """What ends the run once it is saved and summarised when a guard stopped training (the reward-hacking alarm's
+    ``RewardHacking``, exit code 4), or None."""
     alarm = getattr(trainer, "reward_hacking_alarm", None)
-    if alarm is not None:
-        alarm.raise_if_stopped(trainer.state.global_step)
+    return alarm.stop_error(trainer.state.global_step) if alarm is not None else None

@@ -19,7 +19,7 @@ import torch
 import train.config.machine_checks as mc
 from tests.helpers import REPO
 from tests.helpers.model_shapes import QWEN_1_5B
-from train.config import ConfigError, parse_config, validate
+from train.config import ConfigError, parse_config, resolve_run
 from train.config.distributed_checks import (
     DistributedConfigError,
     check_distributed,
@@ -196,13 +196,13 @@ def gpu_node(monkeypatch, tmp_path):
 def test_one_process_on_a_multi_gpu_node_with_servers_must_be_placed(gpu_node, monkeypatch):
     args = gpu_node(count=4)
     with pytest.raises(ConfigError, match=r"one training process sees 4 GPUs while rollouts come from vLLM servers"):
-        validate(*args)
+        resolve_run(*args)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # placed by the user
-    validate(*args)
+    resolve_run(*args)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     monkeypatch.setenv("WORLD_SIZE", "2")  # one process per GPU (accelerate launch)
-    validate(*args)
-    validate(*gpu_node(count=1))
+    resolve_run(*args)
+    resolve_run(*gpu_node(count=1))
 
 
 def test_placement_only_matters_with_servers():
@@ -212,13 +212,13 @@ def test_placement_only_matters_with_servers():
 
 def test_memory_is_checked_against_what_the_gpu_has_free(gpu_node, monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2")
-    validate(*gpu_node(count=1, free=15.0, total=16.0))
+    resolve_run(*gpu_node(count=1, free=15.0, total=16.0))
     # a vLLM server (or another rank) already holds 13 of the 16 GiB: the total would fit, the free does not
     with pytest.raises(ConfigError, match=r"exceeds what this GPU has free \(3.0 of 16.0 GiB\): other processes use"):
-        validate(*gpu_node(count=1, free=3.0, total=16.0))
+        resolve_run(*gpu_node(count=1, free=3.0, total=16.0))
 
 
 def test_server_mode_counts_no_vllm_pool_on_the_trainers_gpu(gpu_node, monkeypatch):
     """vllm_gpu_memory_utilization is the colocated engine's share; in server mode vLLM is on other GPUs."""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    validate(*gpu_node(1, 15.0, 16.0, "--vllm_gpu_memory_utilization", "0.9"))
+    resolve_run(*gpu_node(1, 15.0, 16.0, "--vllm_gpu_memory_utilization", "0.9"))

@@ -10,7 +10,7 @@ from peft import LoraConfig
 
 from tests.helpers import REPO
 from tests.helpers.training import tiny_llama_dir
-from train.config import ConfigError, parse_config, validate
+from train.config import ConfigError, parse_config, resolve_run
 from train.config.lora_checks import check_lora
 from train.engines.vllm_lora import lora_model_on_meta, resolved_targets, unservable_settings
 
@@ -116,7 +116,7 @@ def test_the_refusal_comes_from_validate_before_any_model_loads():
     """The whole pre-flight on the shipped CPU vLLM config and the real CPU model directory (config.json only is read)."""
     args = parse_config(["--config", VLLM_CONFIG, "--lora_target_modules", "lm_head", "q_proj"])
     with pytest.raises(ConfigError, match=r"puts LoRA on lm_head of models/smollm2-135m-instruct"):
-        validate(*args)
+        resolve_run(*args)
 
 
 # ---- targets that match nothing (every LoRA run) ----------------------------------------------------------

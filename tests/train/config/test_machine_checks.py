@@ -10,7 +10,7 @@ import train.config.machine_checks as mc
 import train.config.vllm_install as vllm_install
 from tests.helpers import REPO
 from tests.helpers.model_shapes import QWEN_1_5B, QWEN_7B
-from train.config import ConfigError, parse_config, validate
+from train.config import ConfigError, parse_config, resolve_run
 from train.config.memory_model import CUDA_CONTEXT, GIB, ModelShape, estimate_memory
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -92,7 +92,7 @@ def test_a_config_that_cannot_fit_the_gpu_is_refused_with_the_parts(qwen_dir, ma
     machine()
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (15 * GIB, 16 * GIB))
     script_args, training_args, model_args = gpu_recipe(qwen_dir)
-    validate(script_args, training_args, model_args)  # the shipped recipe fits 16 GB
+    resolve_run(script_args, training_args, model_args)  # the shipped recipe fits 16 GB
 
     script_args, training_args, model_args = gpu_recipe(
         qwen_dir,
@@ -106,7 +106,7 @@ def test_a_config_that_cannot_fit_the_gpu_is_refused_with_the_parts(qwen_dir, ma
     with pytest.raises(
         ConfigError, match=r"estimated peak GPU memory [\d.]+ GiB exceeds this GPU's 16.0 GiB \(weights"
     ):
-        validate(script_args, training_args, model_args)
+        resolve_run(script_args, training_args, model_args)
 
 
 GPU_027 = ("vllm", "0.27.1")
@@ -135,10 +135,10 @@ def test_bf16_in_vllm_below_compute_capability_8_is_refused_before_loading(qwen_
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (14 * GIB, 14.75 * GIB))
     parsed = gpu_recipe(qwen_dir, *overrides)
     if refusal is None:
-        validate(*parsed)
+        resolve_run(*parsed)
     else:
         with pytest.raises(ConfigError, match=refusal):
-            validate(*parsed)
+            resolve_run(*parsed)
 
 
 @pytest.mark.parametrize(
@@ -157,7 +157,7 @@ def test_bf16_in_vllm_below_compute_capability_8_is_refused_before_loading(qwen_
 def test_vllm_settings_that_cannot_work_are_refused(qwen_dir, machine, installed, plugin, cuda, overrides, message):
     machine(vllm=installed, plugin=plugin, cuda=cuda)
     with pytest.raises(ConfigError, match=message):
-        validate(*gpu_recipe(qwen_dir, *overrides))
+        resolve_run(*gpu_recipe(qwen_dir, *overrides))
 
 
 # ---- which vLLM build and bitsandbytes plugin a 4-bit policy runs on --------------------------------------
@@ -191,7 +191,7 @@ def test_a_vllm_build_without_matching_bitsandbytes_is_refused_with_the_pip_comm
 ):
     machine(vllm=installed, plugin=plugin)
     with pytest.raises(ConfigError, match=message):
-        validate(*gpu_recipe(qwen_dir))
+        resolve_run(*gpu_recipe(qwen_dir))
 
 
 @pytest.mark.parametrize(
@@ -208,14 +208,14 @@ def test_a_vllm_build_without_matching_bitsandbytes_is_refused_with_the_pip_comm
 )
 def test_supported_vllm_builds_pass(qwen_dir, machine, installed, plugin):
     machine(vllm=installed, plugin=plugin)
-    validate(*gpu_recipe(qwen_dir))
+    resolve_run(*gpu_recipe(qwen_dir))
 
 
 def test_without_a_4bit_base_the_plugin_does_not_matter(qwen_dir, machine):
     """A bf16 LoRA policy needs no bitsandbytes in vLLM: 0.30 without the plugin, or 0.27 with it, both run."""
     for installed, plugin in ((("vllm", "0.30.0"), None), (("vllm", "0.27.1"), "0.0.3")):
         machine(vllm=installed, plugin=plugin, registered="never asked")
-        validate(*gpu_recipe(qwen_dir, "--load_in_4bit", "false", "--use_bnb_nested_quant", "false"))
+        resolve_run(*gpu_recipe(qwen_dir, "--load_in_4bit", "false", "--use_bnb_nested_quant", "false"))
 
 
 def test_vllm_plugins_that_leave_the_plugin_out_are_refused(qwen_dir, machine, monkeypatch):
@@ -224,15 +224,15 @@ def test_vllm_plugins_that_leave_the_plugin_out_are_refused(qwen_dir, machine, m
     monkeypatch.setenv("VLLM_PLUGINS", "lora_filesystem_resolver")
     with pytest.raises(ConfigError, match=r"VLLM_PLUGINS='lora_filesystem_resolver' does not list .*"
                                           r"VLLM_PLUGINS=lora_filesystem_resolver,bitsandbytes\) or unset"):  # fmt: skip
-        validate(*gpu_recipe(qwen_dir))
+        resolve_run(*gpu_recipe(qwen_dir))
     monkeypatch.setenv("VLLM_PLUGINS", "lora_filesystem_resolver,bitsandbytes")
-    validate(*gpu_recipe(qwen_dir))
+    resolve_run(*gpu_recipe(qwen_dir))
 
 
 def test_a_plugin_that_does_not_register_is_refused_with_vllms_reason(qwen_dir, machine):
     machine(registered="ModuleNotFoundError: No module named 'bitsandbytes'")
     with pytest.raises(ConfigError, match=r"cannot quantize with bitsandbytes here: ModuleNotFoundError: No module"):
-        validate(*gpu_recipe(qwen_dir))
+        resolve_run(*gpu_recipe(qwen_dir))
 
 
 @pytest.mark.usefixtures("needs_vllm")
@@ -256,13 +256,13 @@ def test_server_mode_needs_no_local_vllm_but_the_same_4bit_settings(qwen_dir, ma
     """vllm_mode: server with a LoRA policy: vLLM runs in the servers (train/engines/server.py)."""
     machine(vllm=None, plugin=None, registered="never asked")  # the trainer machine has no vLLM
     server = ("--vllm_mode", "server", "--vllm_server_urls", "http://gpu-node-3:8000", "http://gpu-node-3:8001")
-    validate(*gpu_recipe(qwen_dir, *server))
+    resolve_run(*gpu_recipe(qwen_dir, *server))
     with pytest.raises(ConfigError, match=r"nf4 with double quantization"):
-        validate(*gpu_recipe(qwen_dir, *server, "--use_bnb_nested_quant", "false"))
+        resolve_run(*gpu_recipe(qwen_dir, *server, "--use_bnb_nested_quant", "false"))
     with pytest.raises(ConfigError, match=r"vllm_server_base_url is TRL's weight-pushing server"):
-        validate(*gpu_recipe(qwen_dir, *server, "--vllm_server_base_url", "http://x:8000"))
+        resolve_run(*gpu_recipe(qwen_dir, *server, "--vllm_server_base_url", "http://x:8000"))
     with pytest.raises(ConfigError, match=r"vllm_server_urls: 'gpu-node-3:8000' is not an http\(s\) URL"):
-        validate(*gpu_recipe(qwen_dir, "--vllm_mode", "server", "--vllm_server_urls", "gpu-node-3:8000"))
+        resolve_run(*gpu_recipe(qwen_dir, "--vllm_mode", "server", "--vllm_server_urls", "gpu-node-3:8000"))
 
 
 # ---- terms the model holds beyond its calibration runs (read from code, not measured on a GPU) -------------

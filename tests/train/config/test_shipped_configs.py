@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from tests.helpers import REPO
-from train.config import ConfigError, parse_config, validate
+from train.config import ConfigError, parse_config, resolve_run
 
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 GPU_RECIPE = r"this is a GPU recipe"
@@ -33,10 +33,10 @@ def test_every_config_parses_and_validates_up_to_its_machine(path: Path):
     if training_args.use_cpu or torch.cuda.is_available():
         if script_args.dataset == "code":
             pytest.importorskip("pyseccomp")
-        validate(script_args, training_args, model_args)  # a CPU config passes every check here
+        resolve_run(script_args, training_args, model_args)  # a CPU config passes every check here
     else:
         with pytest.raises(ConfigError, match=rf"{GPU_RECIPE} \(use_cpu is false\).*configs/cpu-smollm2.yaml"):
-            validate(script_args, training_args, model_args)
+            resolve_run(script_args, training_args, model_args)
 
 
 @pytest.mark.parametrize("path", ACCELERATE_CONFIGS, ids=lambda p: p.name)

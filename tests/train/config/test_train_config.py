@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import CPU_CONFIG, REPO
-from train.config import ConfigError, parse_config, validate
+from train.config import ConfigError, parse_config, resolve_run
 from train.grpo import cli
 
 
@@ -19,7 +19,7 @@ def test_cpu_config_parses_and_validates():
     assert model_args.load_in_4bit and model_args.use_peft and training_args.use_cpu
     assert training_args.generation_batch_size % training_args.num_generations == 0
     if Path(REPO, model_args.model_name_or_path, "config.json").is_file():
-        validate(script_args, training_args, model_args)
+        resolve_run(script_args, training_args, model_args)
 
 
 def test_cli_overrides_the_config():
@@ -56,7 +56,7 @@ def fake_model(tmp_path):
 def run_validate(fake_model, *overrides):
     script_args, training_args, model_args = parse(*overrides)
     model_args.model_name_or_path = fake_model
-    validate(script_args, training_args, model_args)
+    resolve_run(script_args, training_args, model_args)
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ def test_missing_cpu_model_says_how_to_make_it(tmp_path):
     model_args.model_name_or_path = str(tmp_path / "models" / "nothing")
     (tmp_path / "models" / "nothing").mkdir(parents=True)
     with pytest.raises(ConfigError, match=r"prepare_cpu_model.py"):
-        validate(script_args, training_args, model_args)
+        resolve_run(script_args, training_args, model_args)
 
 
 def test_malformed_dataset_record_names_file_and_line(tmp_path, capsys, fake_model):
@@ -131,7 +131,7 @@ def test_code_config_parses_and_names_the_code_reward(fake_model):
 
     if sandbox_available():
         model_args.model_name_or_path = fake_model
-        validate(script_args, training_args, model_args)
+        resolve_run(script_args, training_args, model_args)
 
 
 def test_code_training_without_a_sandbox_is_refused_with_the_fix(fake_model, monkeypatch):
@@ -143,7 +143,7 @@ def test_code_training_without_a_sandbox_is_refused_with_the_fix(fake_model, mon
     script_args, training_args, model_args = parse_config(["--config", CODE_CONFIG])
     model_args.model_name_or_path = fake_model
     with pytest.raises(ConfigError, match=r"dataset: code runs unit tests in a sandbox.*apt-get install bubblewrap"):
-        validate(script_args, training_args, model_args)
+        resolve_run(script_args, training_args, model_args)
 
 
 def test_malformed_code_record_names_file_and_line(tmp_path, capsys, fake_model, monkeypatch):
@@ -234,7 +234,7 @@ def preflight(fake_model, *overrides):
     """parse + validate, as cli() runs them: both must refuse before anything loads."""
     script_args, training_args, model_args = parse(*overrides)
     model_args.model_name_or_path = fake_model
-    validate(script_args, training_args, model_args)
+    resolve_run(script_args, training_args, model_args)
 
 
 @pytest.mark.parametrize(("overrides", "message"), BAD_VALUES, ids=[" ".join(o) for o, _ in BAD_VALUES])
@@ -497,25 +497,27 @@ def test_held_out_evals_on_code_need_a_held_out_file(tmp_path, fake_model, monke
     script_args, training_args, model_args = parse_config(["--config", CODE_CONFIG, *EVAL_ON])
     model_args.model_name_or_path = fake_model
     with pytest.raises(ConfigError, match=r"dataset 'code' has no split that training leaves out"):
-        validate(script_args, training_args, model_args)
+        resolve_run(script_args, training_args, model_args)
     held_out = tmp_path / "held_out.jsonl"
     held_out.write_text('{"id": "a", "prompt": "p", "tests": {"asserts": ["assert f(1) == 1"], "entry_point": "f"}}\n')
     script_args.eval_dataset_path = str(held_out)
-    validate(script_args, training_args, model_args)
+    resolve_run(script_args, training_args, model_args)
 
 
 def test_held_out_task_args_are_the_demos_and_follow_the_domain():
-    """The arguments the trainer's evals and the demo build their task from (train/data/rows.py)."""
-    from train.data.rows import held_out_task_args
+    """The arguments the trainer's evals and the demo build their task from (train/artifacts/held_out.py)."""
+    from problems.code_domain import CODE
+    from problems.math_domain import MATH
+    from train.artifacts.held_out import held_out_task_args
 
-    arithmetic = held_out_task_args(parse()[0], 20, 96)
+    arithmetic = held_out_task_args(parse()[0], 20, 96, MATH)
     assert arithmetic == {
         "dataset": "arithmetic", "limit": 20, "num_shots": 1, "think": "none", "split": "test", "seed": 0,
         "operations": "add,sub", "min_value": 1, "max_value": 10, "steps": 1, "max_tokens": 96,
     }  # fmt: skip
     gsm8k = parse("--dataset", "gsm8k", "--num_shots", "0", "--think", "after_last_close")[0]
-    assert held_out_task_args(gsm8k, 200, 512) == {
+    assert held_out_task_args(gsm8k, 200, 512, MATH) == {
         "dataset": "gsm8k", "limit": 200, "num_shots": 0, "think": "after_last_close", "split": "test", "max_tokens": 512
     }  # fmt: skip
     code = parse_config(["--config", CODE_CONFIG, "--eval_dataset_path", "held.jsonl"])[0]
-    assert held_out_task_args(code, None, 384) == {"path": "held.jsonl", "limit": None, "max_tokens": 384}
+    assert held_out_task_args(code, None, 384, CODE) == {"path": "held.jsonl", "limit": None, "max_tokens": 384}

@@ -18,7 +18,7 @@ import pytest
 from tests.helpers import REPO
 from tests.helpers.stub_vllm_server import StubServer
 from tests.helpers.vllm_server import SERVER_ENV, server_command
-from train.config import ConfigError, parse_config, validate
+from train.config import ConfigError, parse_config, resolve_run
 from train.config.vllm_install import installed_vllm
 from train.engines.vllm_server_api import (
     ServerError,
@@ -467,9 +467,11 @@ def test_a_tool_runs_longest_prompt_counts_the_tool_schema_its_template_renders(
     script_args, training_args, model_args = parse_config(["--config", TOOLS_CONFIG])
     if not Path(model_args.model_name_or_path, "tokenizer_config.json").is_file():
         pytest.skip("the warm-started CPU tool model is needed (make setup)")
+    from problems.domains import domain_of_source
     from train.data.rows import load_training_problems
 
-    dataset = to_dataset(load_training_problems(script_args)[:3], script_args.num_shots, tools=True)
+    problems = load_training_problems(script_args, domain_of_source(script_args.dataset))
+    dataset = to_dataset(problems[:3], script_args.num_shots, tools=True)
     tokenizer = tool_tokenizer(script_args, model_args, training_args)
     schemas = tool_schemas(tool_limits(script_args))
     rendered = [
@@ -505,18 +507,18 @@ def test_the_longest_prompt_is_counted_as_the_chat_template_renders_it(tmp_path)
 
 
 def test_the_server_config_validates_and_refuses_misused_or_malformed_urls(tmp_path):
-    validate(*parse_config(["--config", SERVER_CONFIG]))  # needs no local vLLM: the servers hold it
+    resolve_run(*parse_config(["--config", SERVER_CONFIG]))  # needs no local vLLM: the servers hold it
     with pytest.raises(ConfigError, match=r"vllm_server_urls: 'localhost:8000' is not an http\(s\) URL"):
-        validate(*parse_config(["--config", SERVER_CONFIG, "--vllm_server_urls", "localhost:8000"]))
+        resolve_run(*parse_config(["--config", SERVER_CONFIG, "--vllm_server_urls", "localhost:8000"]))
     with pytest.raises(ConfigError, match=r"listed twice"):
-        validate(*parse_config(["--config", SERVER_CONFIG, "--vllm_server_urls", "http://a:1", "http://a:1/v1"]))
+        resolve_run(*parse_config(["--config", SERVER_CONFIG, "--vllm_server_urls", "http://a:1", "http://a:1/v1"]))
     with pytest.raises(ConfigError, match=r"vllm_server_urls is set but this run does not roll out on vLLM servers"):
-        validate(*parse_config(["--config", SERVER_CONFIG, "--vllm_mode", "colocate"]))
+        resolve_run(*parse_config(["--config", SERVER_CONFIG, "--vllm_mode", "colocate"]))
     with pytest.raises(ConfigError, match=r"vllm_mode: 'server' with a LoRA policy needs vllm_server_urls"):
         no_urls = tmp_path / "no-urls.yaml"
         text = (REPO / SERVER_CONFIG).read_text()
         no_urls.write_text(text.replace("vllm_server_urls: [http://127.0.0.1:8000]", "vllm_server_urls: []"))
-        validate(*parse_config(["--config", str(no_urls)]))
+        resolve_run(*parse_config(["--config", str(no_urls)]))
 
 
 def test_the_config_header_starts_the_server_the_tests_start():

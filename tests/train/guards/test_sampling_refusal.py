@@ -43,8 +43,8 @@ def test_untruncated_or_uncorrected_sampling_is_accepted(overrides):
 
 
 def test_the_refusal_is_part_of_validate(tmp_path):
-    from train.config import ConfigError, validate
+    from train.config import ConfigError, resolve_run
 
     script_args, training_args, model_args = parse_config(["--config", CPU_CONFIG, *VLLM, "--top_k", "50"])
     with pytest.raises(ConfigError, match=r"top_k 50 with vllm_importance_sampling_correction"):
-        validate(script_args, training_args, model_args)
+        resolve_run(script_args, training_args, model_args)
