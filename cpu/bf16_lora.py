@@ -39,7 +39,7 @@ _probed: dict[tuple, bool] = {}  # (in_features, out_features) -> whether the re
 @contextmanager
 def exact_bf16_lora(model):
     """Inside the block, each bf16 ``nn.Linear`` of ``model`` without a bias whose rank-sized products this module
-    reproduces (inner dimension a multiple of 8 below 64 for the forward, of 4 for the input gradient) computes them
+    reproduces (inner dimension a multiple of 8 below 64 for the forward, of 4 below 64 for the input gradient) computes them
     with fp32 operations, bit for bit as torch's own kernel; the number of layers changed. Layers get their own forward
     back on exit; an autograd graph built inside keeps the replacement's backward."""
     layers = _replace(model)
@@ -106,7 +106,8 @@ def _forward_fits(inner: int) -> bool:
 
 
 def _input_grad_fits(inner: int) -> bool:
-    return inner % PARTIALS == 0
+    # the rank only: for a long inner dimension (lora_B's input gradient) the sequential sums are slower than torch
+    return inner % PARTIALS == 0 and inner < 64
 
 
 def _function():
