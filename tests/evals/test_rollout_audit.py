@@ -8,6 +8,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from evals.log_stats.rollout_audit import audit_logs
+from scripts import audit_rollouts  # scripts/ is a namespace package from the repository root
 from tests.helpers import REPO
 from tests.helpers.rollouts import COMPLETIONS, FORMAT, PAID, G, batch, rescore_with_cli, tear
 from train.artifacts.rollout_log import RolloutRecorder
@@ -36,21 +37,28 @@ def test_audit_with_a_different_scorer_counts_exactly(run_dir):
     assert audit.total.paid_rejected_rate == pytest.approx(0.6)
 
 
-def test_audit_cli_gates_on_fail_above(run_dir):
-    script = [sys.executable, REPO / "scripts" / "audit_rollouts.py", str(run_dir)]
+def audit(capsys, *argv: str) -> tuple[int, str, str]:
+    """scripts/audit_rollouts.py in this process: (exit code, stdout, stderr). The command's own process (exit code,
+    no traceback) is test_audit_cli_exit_codes_torn_log_and_window's."""
+    capsys.readouterr()
+    try:
+        code = audit_rollouts.main([str(word) for word in argv])
+    except SystemExit as refused:  # argparse's refusal of an option
+        code = refused.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_audit_cli_gates_on_fail_above(run_dir, capsys):
     spec = f"{REPO / 'tests' / 'helpers' / 'no_boxed_scorer.py'}@no_boxed_verifier"
-    ok = subprocess.run(script, capture_output=True, text=True, timeout=300)
-    assert ok.returncode == 0, ok.stderr[-2000:]
-    assert "all" in ok.stdout and (run_dir / "rollouts-audit.png").is_file()
-    bad = subprocess.run(
-        script + ["--scorer", spec, "--fail-above", "0.5"], capture_output=True, text=True, timeout=300
-    )
-    assert bad.returncode == 1 and "FAIL: 60.00% of paid completions" in bad.stdout
-    assert "[paid but rejected]" in bad.stdout and "boxed answers are not accepted here" in bad.stdout
-    lenient = subprocess.run(
-        script + ["--scorer", spec, "--fail-above", "0.7"], capture_output=True, text=True, timeout=300
-    )
-    assert lenient.returncode == 0
+    code, out, err = audit(capsys, run_dir)
+    assert code == 0, err[-2000:]
+    assert "all" in out and (run_dir / "rollouts-audit.png").is_file()
+    code, out, _ = audit(capsys, run_dir, "--scorer", spec, "--fail-above", "0.5")
+    assert code == 1 and "FAIL: 60.00% of paid completions" in out
+    assert "[paid but rejected]" in out and "boxed answers are not accepted here" in out
+    code, _, _ = audit(capsys, run_dir, "--scorer", spec, "--fail-above", "0.7")
+    assert code == 0
 
 
 def test_inspect_score_cli_appends_our_scorer_to_a_rollout_log(run_dir, tmp_path):
@@ -119,21 +127,21 @@ def test_audit_window_must_be_positive(run_dir):
         audit_logs(sorted((run_dir / "rollouts").glob("*.eval")), window=0)
 
 
-def test_audit_cli_exit_codes_torn_log_and_window(torn_run):
+def test_audit_cli_exit_codes_torn_log_and_window(torn_run, capsys):
     run_dir, torn = torn_run
     script = [sys.executable, REPO / "scripts" / "audit_rollouts.py", str(run_dir)]
-    torn_only = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    torn_only = subprocess.run(script, capture_output=True, text=True, timeout=300)  # the command as a user runs it
     assert torn_only.returncode == 2, torn_only.stderr[-2000:]  # unusable input, not "reward hacking"
     assert f"warning: skipped unreadable rollout log {torn}" in torn_only.stderr
     assert "Traceback" not in torn_only.stderr
     assert "re-scored 2 of 3 rollout logs" in torn_only.stdout and "1 skipped as unreadable" in torn_only.stdout
 
     spec = f"{REPO / 'tests' / 'helpers' / 'no_boxed_scorer.py'}@no_boxed_verifier"
-    gate = subprocess.run(script + ["--scorer", spec], capture_output=True, text=True, timeout=300)
-    assert gate.returncode == 1 and "FAIL: 60.00%" in gate.stdout  # the gate's verdict on what could be read
+    code, out, _ = audit(capsys, run_dir, "--scorer", spec)
+    assert code == 1 and "FAIL: 60.00%" in out  # the gate's verdict on what could be read
 
-    window = subprocess.run(script + ["--window", "0"], capture_output=True, text=True, timeout=300)
-    assert window.returncode == 2 and "--window: must be >= 1, got 0" in window.stderr
+    code, _, err = audit(capsys, run_dir, "--window", "0")
+    assert code == 2 and "--window: must be >= 1, got 0" in err
 
 
 def test_audit_plot_shows_both_lines_when_equal_and_integer_steps(run_dir):
