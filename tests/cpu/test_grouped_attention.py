@@ -10,8 +10,9 @@ from cpu.greedy_batch import greedy_generate
 from cpu.grouped_attention import grouped_kv_attention
 from rewards import build_messages
 
-QUESTIONS = [f"Ava has {a} cards. Ava gets {b} more. How many cards are there now?" for a, b in ((3, 4), (12, 9))]
-QUESTIONS += ["A jar holds 4 coins. 2 coins are taken out. How many coins are left?", "What is 17 - 8?"]
+# the longest and the shortest question, each with 0 and 1 shots: 4 rows of 91, 149, 78 and 136 tokens, so the batch
+# holds an unpadded row and rows padded by 13 to 71 tokens (every kind of row the attention mask has)
+QUESTIONS = ["Ava has 12 cards. Ava gets 9 more. How many cards are there now?", "What is 17 - 8?"]
 
 
 @pytest.fixture(scope="module")
