@@ -43,27 +43,36 @@ def _texts(tokenizer, tokens):
     return [tokenizer.decode(row, skip_special_tokens=True) for row in tokens]
 
 
-def test_same_tokens_as_greedy_generate(small_model):
+@pytest.fixture(scope="module")
+def demo_batch(small_model):
+    """(batch, our greedy tokens): the one-shot math prompts of the demo, 24 tokens each, in two groups of up to 4;
+    read by the comparison with generate() and by the order test (one decoding for both)."""
+    model, tokenizer = small_model
+    batch = _prompts(tokenizer, 6)
+    ours = greedy_generate(
+        model, batch["input_ids"], batch["attention_mask"], 24, [tokenizer.eos_token_id], tokenizer.pad_token_id, 4
+    )
+    return batch, ours
+
+
+def test_same_tokens_as_greedy_generate(small_model, demo_batch):
     """The one-shot math prompts of the demo, in two groups: the completions equal model.generate(do_sample=False)'s."""
     import torch
 
     model, tokenizer = small_model
-    batch = _prompts(tokenizer, 6)
+    batch, ours = demo_batch
     with torch.no_grad():
         reference = model.generate(**batch, do_sample=False, max_new_tokens=24, pad_token_id=tokenizer.pad_token_id)
-    ours = greedy_generate(
-        model, batch["input_ids"], batch["attention_mask"], 24, [tokenizer.eos_token_id], tokenizer.pad_token_id, 4
-    )
     assert _texts(tokenizer, ours) == _texts(tokenizer, reference[:, batch["input_ids"].size(1) :])
     assert ours.size(1) <= 24
 
 
-def test_result_does_not_depend_on_request_order(small_model):
+def test_result_does_not_depend_on_request_order(small_model, demo_batch):
+    """The same six requests in reverse order: the groups of 4 they arrive in differ, the completions do not."""
     model, tokenizer = small_model
-    batch = _prompts(tokenizer, 5)
-    args = (16, [tokenizer.eos_token_id], tokenizer.pad_token_id, 2)
-    forward = greedy_generate(model, batch["input_ids"], batch["attention_mask"], *args)
-    flip = list(range(4, -1, -1))
+    batch, forward = demo_batch
+    flip = list(range(5, -1, -1))
+    args = (24, [tokenizer.eos_token_id], tokenizer.pad_token_id, 4)
     backward = greedy_generate(model, batch["input_ids"][flip], batch["attention_mask"][flip], *args)
     assert _texts(tokenizer, backward) == _texts(tokenizer, forward[flip])
 
