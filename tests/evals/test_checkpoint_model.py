@@ -72,7 +72,22 @@ def test_an_unquantized_run_loads_unquantized(tmp_path, run_dir):
     assert loading_args(run)["quantization_config"].load_in_8bit
 
 
-def test_the_provider_loads_the_4bit_base_unless_asked_for_full_precision(run_dir):
+@pytest.fixture(scope="module")
+def full_precision(run_dir, tmp_path_factory):
+    """(run, model, loads): ``verigrpo/<a copy of run_dir>`` built once with ``precision=full`` under a model name no
+    test in this process asked Inspect about before, and the paths ``AutoModelForCausalLM.from_pretrained`` loaded while
+    it was built; read by the layer-type test and the model-info lookup test (one full load for both)."""
+    from inspect_ai.model import get_model
+
+    run = tmp_path_factory.mktemp("fresh-name") / "run"
+    shutil.copytree(run_dir, run)
+    with pytest.MonkeyPatch.context() as patch:
+        loads = counted_loads(patch)
+        model = get_model(f"verigrpo/{run}", memoize=False, device="cpu", precision="full")
+    return run, model, loads
+
+
+def test_the_provider_loads_the_4bit_base_unless_asked_for_full_precision(run_dir, full_precision):
     """Through Inspect's registry, as ``--model verigrpo/<dir>`` does: the adapter sits on bitsandbytes 4-bit
     layers by default, on plain float32 ``nn.Linear`` with ``precision=full``."""
     import torch
@@ -80,16 +95,16 @@ def test_the_provider_loads_the_4bit_base_unless_asked_for_full_precision(run_di
 
     from records.inspect_seams import hf_model_api
 
-    def layer_types(model_args):
-        model = get_model(f"verigrpo/{run_dir}", memoize=False, device="cpu", **model_args)
+    def layer_types(model):
         assert isinstance(model.api, hf_model_api())
         hf = model.api.model
         assert hf.active_adapters() == ["default"]  # the LoRA adapter is attached
         q_proj = hf.model.layers[0].self_attn.q_proj
         return type(q_proj.base_layer).__name__, hf.model.embed_tokens.weight.dtype
 
-    assert layer_types({}) == ("Linear4bit", torch.float32)
-    assert layer_types({"precision": "full"}) == ("Linear", torch.float32)
+    assert layer_types(get_model(f"verigrpo/{run_dir}", memoize=False, device="cpu")) == ("Linear4bit", torch.float32)
+    _, full, _ = full_precision  # get_model(f"verigrpo/{copy of run_dir}", precision="full")
+    assert layer_types(full) == ("Linear", torch.float32)
 
 
 def test_clear_errors_name_the_file_and_what_to_do(tmp_path, run_dir):
@@ -156,20 +171,18 @@ def counted_loads(monkeypatch) -> list[str]:
     return loads
 
 
-def test_inspects_model_info_lookup_does_not_load_the_checkpoint_again(run_dir, tmp_path, monkeypatch):
+def test_inspects_model_info_lookup_does_not_load_the_checkpoint_again(full_precision, monkeypatch):
     """On every model event of an eval Inspect asks ``get_model_info`` about the model the event names (its ACP usage
     update); for a name it does not know, it builds the provider again: a second full load of the checkpoint. The
     provider registers its model's info when built (evals/providers/model_info.py), so the lookup loads nothing. The whole
     eval: ``test_one_eval_loads_the_checkpoint_once``."""
-    from inspect_ai.model import get_model, get_model_info
+    from inspect_ai.model import get_model_info
     from transformers import AutoConfig
 
-    run = tmp_path / "run"  # a model name no earlier test in this process asked Inspect about
-    shutil.copytree(run_dir, run)
-    loads = counted_loads(monkeypatch)
-    model = get_model(f"verigrpo/{run}", memoize=False, device="cpu", precision="full")  # a quick load
+    run, model, built = full_precision  # a quick load, under a name no earlier test in this process asked about
+    looked_up = counted_loads(monkeypatch)
     info = get_model_info(str(model))  # str(model): the name Inspect's model events carry
-    assert loads == [str(run)]
+    assert (built, looked_up) == ([str(run)], [])  # built once, and the lookup loads nothing
     assert info.context_length == AutoConfig.from_pretrained(MODEL).max_position_embeddings
 
 
