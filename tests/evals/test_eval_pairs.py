@@ -6,6 +6,7 @@ from inspect_ai.log import read_eval_log, write_eval_log
 
 from evals.log_stats.eval_pairs import UnpairedLogs, compare_logs, outcomes
 from evals.math_task import math_verified
+from tests.helpers.mock_models import answering_model
 
 
 def _eval(task, model, log_dir):
@@ -14,15 +15,17 @@ def _eval(task, model, log_dir):
     return log
 
 
-@pytest.fixture
-def two_logs(tmp_path, mock_model):
-    """The same 6 problems graded twice: 'before' gets problems 0-1 right, 'after' gets 1-4 right."""
+@pytest.fixture(scope="module")
+def two_logs(tmp_path_factory):
+    """The same 6 problems graded twice: 'before' gets problems 0-1 right, 'after' gets 1-4 right. Made once, read by
+    every test (those that change a log write a changed copy)."""
+    logs = tmp_path_factory.mktemp("two-logs")
     task = math_verified(limit=6)
     samples = list(task.dataset)
     question = [s.input[-1].text for s in samples]
     right = [f"ANSWER: {s.target}" for s in samples]
-    before = _eval(task, mock_model({question[0]: right[0], question[1]: right[1]}), tmp_path / "before")
-    after = _eval(task, mock_model({q: r for q, r in zip(question[1:5], right[1:5])}), tmp_path / "after")
+    before = _eval(task, answering_model({question[0]: right[0], question[1]: right[1]}), logs / "before")
+    after = _eval(task, answering_model({q: r for q, r in zip(question[1:5], right[1:5])}), logs / "after")
     return before, after, samples
 
 
