@@ -30,8 +30,8 @@ from contextlib import contextmanager
 
 LANES = 8  # fp32 lanes of an AVX2 vector: the transposed-A dot's accumulator width
 PARTIALS = 4  # the scalar dot's independent partial sums (ilp_factor)
-MIN_OUTPUTS = 1 << 14  # below this many output elements torch's own kernel is as fast: left to it
-CHUNK_BYTES = 1 << 22  # fp32 scratch per chunk of rows: the partial sums stay in cache
+MIN_OUTPUTS = 1 << 16  # below this many outputs (a decoding step: 16 rows) torch's own kernel is as fast: left to it
+CHUNK_BYTES = 1 << 25  # fp32 scratch per chunk of rows: few chunks (each op is a parallel region, costly on a busy CPU)
 
 _probed: dict[tuple, bool] = {}  # (in_features, out_features) -> whether the replacement equals torch's, bit for bit
 
@@ -189,7 +189,7 @@ def _probe(inner: int, outputs: int, function) -> bool:
     import torch
 
     generator = torch.Generator().manual_seed(0)
-    rows = max(3 * MIN_OUTPUTS // max(1, min(inner, outputs)), 64)  # big enough that the fast paths run
+    rows = max(MIN_OUTPUTS // max(1, min(inner, outputs)) // 2 + 1, 64)  # 2 x rows: just enough that the fast paths run
 
     def spread(*shape):  # magnitudes 2^-12..2^12: any other summation order changes some roundings
         scale = torch.exp2(torch.randint(-12, 13, shape, generator=generator).float())
