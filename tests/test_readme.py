@@ -14,10 +14,12 @@ skipped silently. Untagged blocks are program output (the demo's summary) and ar
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import functools
 import importlib
 import importlib.util
+import io
 import json
 import os
 import re
@@ -127,9 +129,35 @@ def options(argv: list[str]) -> list[str]:
     return [word.split("=")[0] for word in argv if word.startswith("--")]
 
 
+def help_in_this_process(command: tuple[str, ...]) -> str | None:
+    """The page of the two help commands whose new process would spend seconds importing torch and TRL before printing
+    it (accelerate's launch parser; the trainer's TRL list, ``--help-all``), printed by the same parser here; None for
+    every other command. The trainer's own ``--help`` is still run as a command (here and in tests/test_script_help.py)."""
+    if Path(command[0]).name == "accelerate" and command[1:] == ("launch", "--help"):
+        from accelerate.commands.launch import launch_command_parser
+
+        with (
+            pytest.MonkeyPatch.context() as patch
+        ):  # its help formatter lists what sys.argv asks for, as in the command
+            patch.setattr(sys, "argv", ["accelerate", "launch", "--help"])
+            return launch_command_parser().format_help()
+    if command[1:] == ("train/grpo.py", "--help-all"):
+        from train.config import parse_config
+
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed), pytest.raises(SystemExit) as exit_status:
+            parse_config(["--help-all"])  # argparse prints every key and exits 0, as the command does
+        assert exit_status.value.code == 0, printed.getvalue()[-2000:]
+        return printed.getvalue()
+    return None
+
+
 @functools.cache
 def help_text(*command: str) -> str:
     """What ``command`` (ending in --help or the like) prints."""
+    printed = help_in_this_process(command)
+    if printed is not None:
+        return printed
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stderr[-2000:]}"
     return result.stdout
