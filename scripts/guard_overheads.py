@@ -10,13 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from train.guards.overheads import report
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", type=Path, help="a train/grpo.py output directory (finished or in progress)")
     args = parser.parse_args(argv)
+    # lazy: its guards import torch and transformers (--help in 0.1 s, not 5 s)
+    from train.guards.overheads import report
+
     try:
         print(report(args.run_dir))
     except (FileNotFoundError, ValueError) as exc:

@@ -18,7 +18,7 @@ from train.config.cli_help import shipped_configs
 
 SCRIPTS = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "scripts").glob("*.py"))
 # scripts whose top-level imports load torch/transformers before argparse runs (tens of seconds under load)
-HEAVY = {"scripts/guard_overheads.py", "scripts/prepare_tool_model.py"}
+HEAVY = {"scripts/prepare_tool_model.py"}
 MODEL_LIBRARIES = ("torch", "transformers", "trl", "peft", "vllm", "inspect_ai")
 TRAINER_PAGE = "usage: python train/grpo.py"
 

@@ -312,10 +312,11 @@ def test_line_limit_counts_across_read_chunks(tmp_path):
     [
         (["--config", CPU_CONFIG, "--num_generations", "0"], "error: num_generations must be >= 2"),
         (["--config", "configs/nope.yaml"], "error: --config: configs/nope.yaml does not exist"),
-        (["--config", CPU_CONFIG, "--num_shots", "9"], "error: num_shots must be 0 to 3"),
     ],
 )
 def test_grpo_script_exits_2_with_one_paragraph_and_no_traceback(args, message):
+    """As the user's shell sees it (a fresh process: exit status, stderr); the checks after parsing are the same
+    ``cli`` in this process (below), which spares a second import of torch and TRL."""
     import subprocess
     import sys
 
@@ -329,28 +330,32 @@ def test_grpo_script_exits_2_with_one_paragraph_and_no_traceback(args, message):
     assert out.stderr.rstrip("\n").endswith(errors[0])  # the paragraph is the last thing printed
 
 
-def test_a_hub_dataset_offline_exits_2_with_one_paragraph(tmp_path):
-    """dataset: gsm8k with the Hub offline and nothing cached: the data step refuses it like any bad input."""
-    import os
-    import subprocess
-    import sys
+def one_paragraph(err: str, starts: str) -> str:
+    """The one ``error:`` line of ``err``, which starts with ``starts`` and is the last thing printed."""
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(starts), err[-3000:]
+    assert err.rstrip("\n").endswith(errors[0])
+    return errors[0]
 
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
-    env.pop("HF_DATASETS_CACHE", None)
-    out = subprocess.run(
-        [sys.executable, str(REPO / "train" / "grpo.py"), "--config", CPU_CONFIG, "--dataset", "gsm8k"]
-        + ["--output_dir", str(tmp_path / "run")],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
-    assert out.returncode == 2, out.stderr[-3000:]
-    assert "Traceback" not in out.stderr
-    errors = [line for line in out.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and errors[0].startswith("error: could not load openai/gsm8k (split 'train')")
-    assert "dataset_path: <file.jsonl>" in errors[0] and out.stderr.rstrip("\n").endswith(errors[0])
+
+def test_a_check_after_parsing_exits_2_with_one_paragraph(capsys):
+    assert cli(["--config", CPU_CONFIG, "--num_shots", "9"]) == 2
+    one_paragraph(capsys.readouterr().err, "error: num_shots must be 0 to 3")
+
+
+def test_a_hub_dataset_offline_exits_2_with_one_paragraph(tmp_path, monkeypatch, capsys):
+    """dataset: gsm8k with the Hub offline and nothing cached: the data step refuses it like any bad input."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv(
+        "HF_DATASETS_CACHE", str(tmp_path / "hf")
+    )  # nothing cached (as tests/problems/test_math_data.py)
+    code = cli(["--config", CPU_CONFIG, "--dataset", "gsm8k", "--output_dir", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2, err[-3000:]
+    error = one_paragraph(err, "error: could not load openai/gsm8k (split 'train')")
+    assert "dataset_path: <file.jsonl>" in error
     assert not (tmp_path / "run").exists()  # refused before anything was written
 
 
