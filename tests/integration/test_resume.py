@@ -51,7 +51,7 @@ def dtypes(checkpoint):
     return adapter, states
 
 
-# slow (three real runs): the default suite resumes a real run once (tests/integration/test_train_run.py); CI runs this
+# slow (three real runs): CI runs this (and the shorter resume in tests/integration/test_train_run.py)
 @pytest.mark.slow
 @pytest.mark.ci
 @pytest.mark.usefixtures("cpu_model")

@@ -1,7 +1,8 @@
 """A real GRPO run on CPU (the small model, 4-bit + LoRA, 2 steps with held-out evals): real gradients, loadable
-checkpoints, its rollouts and evals as Inspect logs, the curve, and a resume; and one real step on code problems,
-rewarded through the sandbox. The first run is made once and read by the tests after it (module-scoped: a real run
-takes minutes on 2 cores); the resume, which adds a step to it, comes last."""
+checkpoints, its rollouts and evals as Inspect logs, the curve, and a resume (slow: tests/integration/test_resume.py
+resumes a real run in CI); and one real step on code problems, rewarded through the sandbox. The first run is made once
+and read by the tests after it (module-scoped: a real run takes minutes on 2 cores); the resume, which adds a step to
+it, comes last."""
 
 import contextlib
 import io
@@ -153,9 +154,14 @@ def test_held_out_evals_are_inspect_logs_of_the_policy_in_memory_and_are_drawn(r
     )
 
 
+# slow: a strict duplicate of tests/integration/test_resume.py (slow, ci), whose resume from checkpoint-2 of a real run
+# checks the same (3 steps, step 3 logged, its rollout log appended beside steps 1 and 2, which stay the straight run's)
+# and more; CI runs both
+@pytest.mark.slow
+@pytest.mark.ci
 def test_the_run_resumes_from_its_last_checkpoint(run_with_evals, monkeypatch):
     """Continues at step 2 and stops at 3, its rollout log appended (the exact match with a straight run:
-    tests/integration/test_resume.py, slow)."""
+    tests/integration/test_resume.py)."""
     run, _, _ = run_with_evals
     monkeypatch.setitem(MATH.rewards, "length_parity", length_parity)
     resumed = tiny_run(run, "--max_steps", "3", "--resume_from_checkpoint", str(run / "checkpoint-2"))
