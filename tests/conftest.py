@@ -45,29 +45,19 @@ share_the_cores_between_workers()
 
 @pytest.fixture
 def mock_output():
-    from inspect_ai.model import ModelOutput, ModelUsage
-
-    def make(text: str) -> ModelOutput:
-        output = ModelOutput.from_content("mockllm/model", text)
-        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
-        return output
+    """``make(text)``: a model output of ``text`` (tests/helpers/mock_models.py)."""
+    from tests.helpers.mock_models import mock_output as make
 
     return make
 
 
 @pytest.fixture
-def mock_model(mock_output):
-    """A mockllm model answering each sample from ``answers[sample target]`` (order-independent)."""
-    from inspect_ai.model import get_model
+def mock_model():
+    """A mockllm model answering each sample from ``answers[sample target]`` (order-independent;
+    tests/helpers/mock_models.py, which module-scoped fixtures call directly)."""
+    from tests.helpers.mock_models import answering_model
 
-    def make(reply_for_target: dict[str, str], default: str = "I don't know."):
-        def respond(messages, tools, tool_choice, config):
-            question = messages[-1].text
-            return mock_output(reply_for_target.get(question, default))
-
-        return get_model("mockllm/model", custom_outputs=respond)
-
-    return make
+    return answering_model
 
 
 @pytest.fixture
