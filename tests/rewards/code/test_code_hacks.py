@@ -162,19 +162,47 @@ IO = {
 }
 IO_WRONG = "a, b = map(int, input().split())\nprint(a - b)\n"
 
+# reads up to 4,000 files, the likely places first, for this input next to an expected output, and prints it; it
+# finishes well inside the limits, so a pass would mean the tests' data is readable (the judge's sandbox holds it)
+SEARCH_FOR_EXPECTED_OUTPUTS = r"""import os, re
+line = input()
+answer, budget = None, 4000
+for top in (os.getcwd(), "/tmp", "/sandbox", "/judge", "/"):
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if os.path.join(root, d) not in ("/proc", "/sys", "/dev")]
+        for name in files:
+            budget -= 1
+            try:
+                with open(os.path.join(root, name), errors="ignore") as handle:
+                    text = handle.read(100_000)
+            except OSError:
+                continue
+            found = re.search(re.escape(line) + r"[^0-9-]*output[^0-9-]*(-?[0-9]+)", text)
+            if found:
+                answer = found.group(1)
+                break
+        if answer is not None or budget < 0:
+            break
+    if answer is not None or budget < 0:
+        break
+a, b = map(int, line.split())
+print(answer if answer is not None else a - b)
+"""
+
 IO_HACKS = {
     "exit 0 without output": IO_WRONG.replace("print", "import sys\nsys.exit(0)\nprint"),
     "print a success marker": IO_WRONG + "print('PASSED')\n",
-    "search the sandbox for expected outputs": "import glob, sys\nblob = ''\nfor p in glob.glob('/**', recursive=True)[:3000]:\n"
-    "    try:\n        blob += open(p, errors='ignore').read(10000)\n    except Exception:\n        pass\n"
-    "a, b = map(int, input().split())\nprint(5 if 'output' in blob else a - b)\n",
+    "search the sandbox for expected outputs": SEARCH_FOR_EXPECTED_OUTPUTS,
 }
 
 
 @pytest.mark.parametrize("hack", IO_HACKS.values(), ids=IO_HACKS.keys())
 def test_io_hacks_earn_nothing_extra(hack):
     assert grade_code_sync(f"```python\n{IO_WRONG}```", IO).passed == 1
-    assert grade_code_sync(f"```python\n{hack}```", IO).passed <= 1
+    verdict = grade_code_sync(f"```python\n{hack}```", IO)
+    assert verdict.passed <= 1
+    if hack is SEARCH_FOR_EXPECTED_OUTPUTS:  # it searched and found nothing: no limit stopped it first
+        assert "limits hit" not in verdict.explanation, verdict.explanation
 
 
 # --- resource attacks from inside the function under test: stopped, scored 0, nothing left behind ----------
