@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from cpu.bnb_seams import forward_replaced, replace_forward, restore_forward
+
 LANES = 8  # fp32 lanes of an AVX2 vector: the transposed-A dot's accumulator width
 PARTIALS = 4  # the scalar dot's independent partial sums (ilp_factor)
 MIN_OUTPUTS = 1 << 16  # below this many outputs (a decoding step: 16 rows) torch's own kernel is as fast: left to it
@@ -47,7 +49,7 @@ def exact_bf16_lora(model):
         yield len(layers)
     finally:
         for layer in layers:
-            del layer.forward  # the class's forward again
+            restore_forward(layer)  # the class's forward again
 
 
 def linear_bf16(x, weight):
@@ -155,7 +157,7 @@ def _replace(model) -> list:
     function = _function()
     changed = []
     for module in model.modules():
-        if not isinstance(module, torch.nn.Linear) or module.bias is not None or "forward" in vars(module):
+        if not isinstance(module, torch.nn.Linear) or module.bias is not None or forward_replaced(module):
             continue
         weight = module.weight
         if weight.dtype != torch.bfloat16 or weight.device.type != "cpu":
@@ -164,7 +166,7 @@ def _replace(model) -> list:
             continue
         if not _same_as_torch(module.in_features, module.out_features, function):
             continue
-        module.forward = _forward(module, function)
+        replace_forward(module, _forward(module, function))
         changed.append(module)
     return changed
 
