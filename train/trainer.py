@@ -21,6 +21,7 @@ from transformers import TrainerCallback
 from cpu.bf16_lora import exact_bf16_lora
 from cpu.bnb_cpu import dequantized
 from cpu.grouped_attention import grouped_kv_attention
+from cpu.lora_dtype import fp32_adapter_on_emulating_cpu
 from python_tool.trl_environment import tool_metrics
 from rewards.reward_log import FIELDS, why_column, whys_from_columns
 from train.artifacts.held_out import HeldOutEval, evaluate_held_out, policy_for_eval
@@ -54,6 +55,9 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
             kwargs["eval_dataset"] = held_out_eval.eval_dataset()
         with generation_class(engine_factory) if engine_factory is not None else nullcontext():
             super().__init__(*args, **kwargs)
+        adapter_line = fp32_adapter_on_emulating_cpu(self.model)  # before the optimizer is built (cpu/lora_dtype.py)
+        if adapter_line and self.accelerator.is_main_process:
+            print(adapter_line)
         self.held_out_eval = held_out_eval
         self.rollout_recorder = rollout_recorder
         # TRL names rewards after the function (format_reward); logs use the config's names (format)

@@ -83,6 +83,20 @@ def test_two_real_grpo_steps_learn_and_save(run_with_evals, cpu_model):
     assert model.active_adapter == "default"
 
 
+def test_the_adapter_trains_in_the_dtype_this_cpu_computes(run_with_evals):
+    """TRL's bf16 QLoRA adapter where the CPU has native bf16; float32 where it would emulate it (cpu/lora_dtype.py)."""
+    from safetensors import safe_open
+
+    from cpu.capability import detect
+
+    run, _, printed = run_with_evals
+    with safe_open(run / "adapter_model.safetensors", framework="pt") as saved:
+        dtypes = {saved.get_slice(name).get_dtype() for name in saved.keys()}
+    emulates = not detect().native_bf16
+    assert dtypes == ({"F32"} if emulates else {"BF16"})
+    assert ("[verigrpo] LoRA adapter in float32" in printed) == emulates
+
+
 def test_held_out_evals_are_inspect_logs_of_the_policy_in_memory_and_are_drawn(run_with_evals):
     """train/artifacts/held_out.py: the Inspect task ``inspect eval`` runs (``math_verified``) on the policy in memory at
     step 0 and after each step, each eval an Inspect log under ``<output_dir>/evals/``, its accuracy logged with the
