@@ -6,9 +6,8 @@ both use these (torch + transformers + bitsandbytes; no Inspect, nothing of trai
 - ``bnb_cpu``: a 4-bit (bitsandbytes) model computes on CPU what it computes in training, also in eval mode
   (``keep_training_kernel``), and an inference-only one, or a training step, dequantizes each layer once
   (``dequantize_once``, ``dequantized``)
-- ``bf16_lora``: the bf16 LoRA adapter's rank-sized products (TRL casts a QLoRA adapter to bf16) computed in fp32 in
-  torch's own summation order where the CPU has no native bf16: the same bits, without torch's slow reference kernel
-  (``exact_bf16_lora``)
+- ``lora_dtype``: a 4-bit model's LoRA adapter trains in float32 where the CPU would emulate TRL's bf16 adapter
+  (``fp32_adapter_on_emulating_cpu``)
 - ``grouped_attention``: decoding without copying the KV cache once per query head (``grouped_kv_attention``)
 - ``greedy_batch``: greedy decoding of a batch whose prompts share a prefix (computed once; finished rows dropped),
   behind ``evals/providers/checkpoint_model.py``'s ``generate``

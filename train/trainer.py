@@ -18,7 +18,6 @@ import torch
 from accelerate.utils import gather_object
 from transformers import TrainerCallback
 
-from cpu.bf16_lora import exact_bf16_lora
 from cpu.bnb_cpu import dequantized
 from cpu.grouped_attention import grouped_kv_attention
 from cpu.lora_dtype import fp32_adapter_on_emulating_cpu
@@ -70,12 +69,11 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         """TRL's own generation on CPU, sped up without changing a bit of what it samples: a 4-bit base is
         dequantized once per batch instead of on every decoding step (cpu/bnb_cpu.py ``dequantized``), and
         attention reads grouped KV heads instead of copying the cache per query head
-        (cpu/grouped_attention.py), and the bf16 LoRA adapter's rank-sized products are computed in fp32 in torch's own
-        summation order (cpu/bf16_lora.py). Not with vLLM, which generates elsewhere."""
+        (cpu/grouped_attention.py). Not with vLLM, which generates elsewhere."""
         if self.use_vllm or next(self.model.parameters()).device.type != "cpu":
             yield
             return
-        with dequantized(self.model), grouped_kv_attention(), exact_bf16_lora(self.model):
+        with dequantized(self.model), grouped_kv_attention():
             yield
 
     @contextmanager
@@ -83,13 +81,11 @@ class RecordingGRPOTrainer(SeamedGRPOTrainer):
         """The loss forward on CPU, and the backward that follows it, with each 4-bit base layer dequantized once
         instead of in every call's forward and again in its backward (cpu/bnb_cpu.py ``dequantized(backward=True)``:
         the same weights, the same ``linear``, the same input gradients bit for bit). The autograd graph keeps the
-        dequantized weights until the backward has used them; the layers get their own forward back at once. The bf16
-        LoRA adapter's rank-sized products (its up-projection, and its down-projection's input gradient in the backward)
-        are computed in fp32 in torch's own summation order, bit for bit (cpu/bf16_lora.py ``exact_bf16_lora``)."""
+        dequantized weights until the backward has used them; the layers get their own forward back at once."""
         if next(self.model.parameters()).device.type != "cpu":
             yield
             return
-        with dequantized(self.model, backward=True), exact_bf16_lora(self.model):
+        with dequantized(self.model, backward=True):
             yield
 
     @contextmanager
