@@ -136,9 +136,8 @@ def help_in_this_process(command: tuple[str, ...]) -> str | None:
     if Path(command[0]).name == "accelerate" and command[1:] == ("launch", "--help"):
         from accelerate.commands.launch import launch_command_parser
 
-        with (
-            pytest.MonkeyPatch.context() as patch
-        ):  # its help formatter lists what sys.argv asks for, as in the command
+        # its help formatter lists what sys.argv asks for, as in the command
+        with pytest.MonkeyPatch.context() as patch:
             patch.setattr(sys, "argv", ["accelerate", "launch", "--help"])
             return launch_command_parser().format_help()
     if command[1:] == ("train/grpo.py", "--help-all"):
