@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from rewards.code.code_spec import InvalidTests, IOCase, TestSpec, outputs_match
 from rewards.code.sandbox_programs import source
 from rewards.common import run_blocking
 from rewards.sandbox import SandboxLimits
+from rewards.sandbox.own_time import OwnClock
 from rewards.verdict import Reason, TestOutcome, Verdict
 
 logger = logging.getLogger(__name__)
@@ -124,8 +126,8 @@ async def _run_function_tests(
     it again against a stand-in (``stand_in=True``) that raises on every call: the judge fails again
     only if the tests fail on their own (JudgeError), otherwise it was this solution's answers, and its
     tests without a verdict fail. No solution can make this raise."""
-    solution, judge = await _start_solution_and_judge(code, spec, limits)
-    run = await _await_judge(solution, judge, spec, limits)
+    solution, judge, time_up = await _start_solution_and_judge(code, spec, limits)
+    run = await _await_judge(solution, judge, time_up, spec, limits)
     report = _read_report(run.stdout.decode(errors="replace"), len(spec.tests))
     if report.setup_error is not None:
         raise InvalidTests(f"the tests' own setup code failed in the judge: {report.setup_error}")
@@ -155,12 +157,14 @@ async def _run_function_tests(
 
 async def _start_solution_and_judge(
     code: str, spec: TestSpec, limits: SandboxLimits
-) -> tuple[sandbox.Sandbox, sandbox.Sandbox]:
+) -> tuple[sandbox.Sandbox, sandbox.Sandbox, int]:
     """The solution sandbox (the model's code behind server.py) and the judge sandbox (the trusted tests),
-    joined only by two pipes the host makes and then closes on its side. If the second fails to start, the
+    joined only by two pipes the host makes and then closes on its side, and the write end of the judge's
+    time signal (the host closes it when the solution's time is up). If the second fails to start, the
     first is reaped before the error propagates."""
     request_read, request_write = os.pipe()
     answer_read, answer_write = os.pipe()
+    time_read, time_up = os.pipe()
     boxes: list[sandbox.Sandbox] = []
     try:
         solution = await sandbox.start(
@@ -178,54 +182,98 @@ async def _start_solution_and_judge(
             "entry_point": spec.entry_point,
         }
         judge = await sandbox.start(
-            sandbox.python_argv("/judge/judge.py", str(answer_read), str(request_write), f"{limits.wall_s:g}"),
+            sandbox.python_argv("/judge/judge.py", str(answer_read), str(request_write), str(time_read)),
             {"/judge/judge.py": source("judge.py"), "/judge/spec.json": json.dumps(judge_spec).encode()},
             limits,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(answer_read, request_write),
+            pass_fds=(answer_read, request_write, time_read),
         )
         boxes.append(judge)
     finally:
-        for fd in (request_read, request_write, answer_read, answer_write):
+        for fd in (request_read, request_write, answer_read, answer_write, time_read):
             os.close(fd)
         if len(boxes) < 2:
+            os.close(time_up)
             for box in boxes:
                 await box.reap()
-    return solution, judge
+    return solution, judge, time_up
 
 
 async def _await_judge(
-    solution: sandbox.Sandbox, judge: sandbox.Sandbox, spec: TestSpec, limits: SandboxLimits
+    solution: sandbox.Sandbox, judge: sandbox.Sandbox, time_up: int, spec: TestSpec, limits: SandboxLimits
 ) -> _JudgeRun:
-    """Read the judge's report until it exits or its time is up; both sandboxes are reaped on the way out."""
+    """Read the judge's report until it exits or its time is up; both sandboxes are reaped and ``time_up``
+    closed on the way out.
+
+    Time is the solution's own (``own_time``: the wall clock less the waits of the solution and of the judge
+    for a CPU): when ``limits.wall_s`` of it have passed the host closes ``time_up`` and the judge fails the
+    test in progress and the rest as timed out; a judge still running ``JUDGE_GRACE_S`` later has overrun.
+    A host so loaded that the hard stop comes first raises ``SandboxError``: no verdict from a starved run.
+    """
     stdout, stderr = bytearray(), bytearray()
     returncode: int | None = None
     timed_out = over = False
+    started = time.monotonic()
+    reading: asyncio.Future | None = None
+    signalled = starved = False
     try:
-        started = await asyncio.gather(solution.read_info(limits.wall_s), judge.read_info(limits.wall_s))
-        if not all(started):
+        started_both = await asyncio.gather(solution.read_info(limits.wall_s), judge.read_info(limits.wall_s))
+        if not all(started_both):
             raise sandbox.SandboxError("bubblewrap did not start the solution or the judge sandbox")
+        clock = OwnClock(started, limits.wall_s)
+        clock.watch(solution.init_pid, timed=True)
+        clock.watch(judge.init_pid, timed=False)
         # Each judge line is at most 2048 bytes (judge.MAX_LINE).
-        reading = asyncio.gather(
-            _collect(judge.process.stdout, stdout, 4096 * (len(spec.tests) + 2)),
-            _collect(judge.process.stderr, stderr, 65536),
+        reading = asyncio.ensure_future(
+            asyncio.gather(
+                _collect(judge.process.stdout, stdout, 4096 * (len(spec.tests) + 2)),
+                _collect(judge.process.stderr, stderr, 65536),
+            )
         )
-        try:
-            over, _ = await asyncio.wait_for(reading, limits.wall_s + JUDGE_GRACE_S)
-            returncode = await asyncio.wait_for(judge.process.wait(), JUDGE_GRACE_S)
-        except asyncio.TimeoutError:
-            timed_out = True
-        else:
-            # The judge is done, so the solution's requests are closed and it exits (a killed one already has).
-            # Wait for asyncio to see that exit: read at once, a solution killed by RLIMIT_CPU could still look
-            # alive on a loaded machine, and its "cpu time" flag depended on the load.
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(solution.process.wait(), JUDGE_GRACE_S)
+        while not reading.done():
+            clock.sample()
+            if not signalled and clock.reached(limits.wall_s):
+                starved = clock.starved(limits.wall_s)
+                signalled = True
+                os.close(time_up)  # the judge's time signal: the solution's time is up
+            if clock.reached(limits.wall_s + JUDGE_GRACE_S):
+                starved |= clock.starved(limits.wall_s + JUDGE_GRACE_S)
+                timed_out = True
+                break
+            budget = limits.wall_s if not signalled else limits.wall_s + JUDGE_GRACE_S
+            await asyncio.wait({reading}, timeout=min(clock.until(budget), sandbox.POLL_S))
+        if not timed_out:
+            over = reading.result()[0]
+            try:
+                returncode = await asyncio.wait_for(judge.process.wait(), JUDGE_GRACE_S)
+            except asyncio.TimeoutError:
+                timed_out = True
+            else:
+                # The judge is done, so the solution's requests are closed and it exits (a killed one already
+                # has). Wait for asyncio to see that exit: read at once, a solution killed by RLIMIT_CPU could
+                # still look alive on a loaded machine, and its "cpu time" flag depended on the load.
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(solution.process.wait(), JUDGE_GRACE_S)
+        if starved:
+            raise sandbox.SandboxError(_starved_message(clock))
         solution_status = solution.process.returncode  # None: still running when we stopped waiting
     finally:
+        if not signalled:
+            os.close(time_up)
+        if reading is not None and not reading.done():
+            reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
         await asyncio.gather(solution.reap(), judge.reap())
     return _JudgeRun(bytes(stdout), bytes(stderr), returncode, timed_out, over, solution_status)
+
+
+def _starved_message(clock: OwnClock) -> str:
+    return (
+        f"the host was overloaded: the solution and its judge waited {clock.given_back_s:.1f} s for a CPU in "
+        f"{clock.wall_s:.1f} s, so the time limit was not reached in their own time; no verdict is given"
+    )
 
 
 def _stand_in_code(spec: TestSpec) -> str:
@@ -300,6 +348,8 @@ async def _run_io_cases(
         result = await sandbox.run_sandboxed(
             sandbox.python_argv("/sandbox/solution.py"), files, limits, stdin=case.input.encode()
         )
+        if result.starved:
+            raise sandbox.SandboxError(f"the host was overloaded, no verdict is given: {'; '.join(result.flags)}")
         flags += ["timeout"] * result.timed_out + ["output"] * result.output_limited
         stdout = result.stdout.decode(errors="replace")
         if result.timed_out or result.output_limited:

@@ -6,7 +6,8 @@ signals an ordinary process gets, a read-only root, ``/dev`` and ``/usr``,
 a size-capped private ``/tmp`` (the only writable place, with the provider's ``/work``; the provider may
 bind a per-sample directory there instead), an empty environment for bwrap *and* the program, files injected from memory
 (``--ro-bind-data``; nothing is written to the host disk), a seccomp denylist, rlimits set by
-``prlimit`` inside, a wall-clock limit and a host-side output cap. The kill path SIGKILLs the
+``prlimit`` inside, a time limit in the program's own time (``own_time``: the wall clock less its waits
+for a CPU, so no limit fires because the host is loaded) and a host-side output cap. The kill path SIGKILLs the
 namespace's init through a pidfd (which takes every process inside with it) and waits for bwrap to
 reap it and exit (its process group is killed only if it does not), so nothing outlives a run.
 
@@ -17,6 +18,7 @@ fallback that runs code on the host.
   ``sandbox_available``, ``SandboxUnavailable``
 - ``seccomp_policy``: the seccomp denylist, compiled with libseccomp (pyseccomp)
 - ``asyncio_seam``: closing a finished subprocess's transport (asyncio has no public call for it)
+- ``own_time``: the time limit's clock (wall time less the time the sandbox's processes waited for a CPU)
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rewards.sandbox.asyncio_seam import close_subprocess_transport
+from rewards.sandbox.own_time import OwnClock
 from rewards.sandbox.seccomp_policy import SeccompUnavailable, seccomp_bpf
 
 SANDBOX_UID = 65534  # "nobody": the host uid sandboxes run as when verigrpo itself runs as root
 PRLIMIT = "/usr/bin/prlimit"
+POLL_S = 0.2  # how often a running sandbox's processes are read (own_time.py)
 INIT = "/usr/bin/timeout"  # GNU coreutils, run with no time limit as the namespace's pid 1 (see _init_prefix)
 SETPRIV = "/usr/bin/setpriv"
 # What the sandbox sees of the host: the system's programs and libraries, read-only. Nothing else.
@@ -58,7 +62,7 @@ class SandboxUnavailable(SandboxError):
 class SandboxLimits:
     """Per-run limits. The defaults suit unit tests of small functions."""
 
-    wall_s: float = 5.0  # wall clock, enforced by the host (SIGKILL)
+    wall_s: float = 5.0  # the program's own time (wall clock less its waits for a CPU: own_time.py), host SIGKILL
     cpu_s: int = 5  # RLIMIT_CPU
     memory_mb: int = 1024  # RLIMIT_AS, per process (no cgroups here)
     processes: int = 32  # RLIMIT_NPROC inside the sandbox's own user namespace
@@ -81,8 +85,10 @@ class SandboxResult:
     stdout: bytes = b""
     stderr: bytes = b""
     timed_out: bool = False
+    starved: bool = False  # stopped by own_time's hard stop before its own time was up: the host's doing
     output_limited: bool = False  # a stream passed SandboxLimits.output_bytes
     elapsed_s: float = 0.0
+    waited_s: float = 0.0  # wall time given back for waiting on a CPU (own_time.py)
     flags: list[str] = field(default_factory=list)
 
 
@@ -306,6 +312,7 @@ class Sandbox:
         self._info_reader = info_reader
         self._info_transport = info_transport
         self._init_pidfd: int | None = None
+        self.init_pid: int | None = None  # the namespace's pid 1 as the host numbers it
 
     async def read_info(self, timeout: float) -> bool:
         """Read bwrap's ``--info-fd`` JSON and hold the init process by pidfd. False if bwrap gave none."""
@@ -318,6 +325,7 @@ class Sandbox:
         pid = json.loads(raw)["child-pid"]
         with contextlib.suppress(ProcessLookupError):
             self._init_pidfd = os.pidfd_open(pid)
+            self.init_pid = pid
         return True
 
     def kill(self) -> None:
@@ -451,6 +459,7 @@ async def _run(
         if stdin_fd is not None:
             os.close(stdin_fd)
     result = SandboxResult(returncode=None)
+    clock = OwnClock(started, limits.wall_s)
     try:
         if not await box.read_info(limits.wall_s):
             await box.reap()
@@ -460,16 +469,18 @@ async def _run(
             asyncio.ensure_future(drain(s, limits.output_bytes)) for s in (box.process.stdout, box.process.stderr)
         ]
         waiting = {*streams, asyncio.ensure_future(box.process.wait())}
-        deadline = started + limits.wall_s
+        clock.watch(box.init_pid, timed=True)
         while waiting:
             if any(t.done() and t.result()[1] for t in streams):
                 result.output_limited = True
                 break
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            clock.sample()
+            if clock.reached(limits.wall_s):
                 result.timed_out = True
+                result.starved = clock.starved(limits.wall_s)
                 break
-            _, waiting = await asyncio.wait(waiting, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+            timeout = min(clock.until(limits.wall_s), POLL_S)
+            _, waiting = await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         if waiting:
             box.kill()  # timed out or too much output: the streams end once everything inside is dead
         else:
@@ -481,7 +492,13 @@ async def _run(
     if result.output_limited:
         result.returncode = None
     result.elapsed_s = time.monotonic() - started
-    if result.timed_out:
+    result.waited_s = clock.given_back_s
+    if result.starved:
+        result.flags.append(
+            f"stopped after {clock.wall_s:.1f} s, {clock.given_back_s:.1f} s of them waiting for a CPU"
+            " (the host was overloaded)"
+        )
+    elif result.timed_out:
         result.flags.append(f"timeout after {limits.wall_s:g} s")
     if result.output_limited:
         result.flags.append(f"output over {limits.output_bytes} bytes")

@@ -17,7 +17,8 @@ Output (stdout, one JSON object per line, written only by this trusted process):
 ``{"setup_error": true, "message": str}`` when the trusted prelude itself fails (the tests are unusable);
 ``{"done": true}`` last.
 
-Usage (host-made): ``python3 -I -S judge.py READ_FD WRITE_FD SECONDS`` with ``/judge/spec.json``
+Usage (host-made): ``python3 -I -S judge.py READ_FD WRITE_FD TIME_FD`` (TIME_FD turns readable when the
+host says the solution's time is up) with ``/judge/spec.json``
 holding ``{"prelude": str, "tests": [str], "names": [str], "entry_point": str}``.
 """
 
@@ -28,7 +29,6 @@ import os
 import re
 import select
 import sys
-import time
 
 SPEC = "/judge/spec.json"
 MAX_RESPONSE = 4 << 20  # a bigger answer is refused (and the solution cut off)
@@ -80,12 +80,16 @@ class Output:
 
 
 class Link:
-    """The pipe pair to the solution sandbox, with a deadline shared by all calls."""
+    """The pipe pair to the solution sandbox, and the host's time signal shared by all calls.
 
-    def __init__(self, read_fd, write_fd, deadline):
+    The host times the solution (its own time: the wall clock less its waits for a CPU, which only the
+    host can see) and makes ``time_fd`` readable when the time is up, by writing to it or closing it.
+    """
+
+    def __init__(self, read_fd, write_fd, time_fd):
         self.read_fd = read_fd
         self.write_fd = write_fd
-        self.deadline = deadline
+        self.time_fd = time_fd
         self.buffer = bytearray()
         self.dead = None  # why the solution is no longer usable
         self.limit = None
@@ -93,10 +97,9 @@ class Link:
     def send(self, text):
         data = text.encode("utf-8") + b"\n"
         while data:
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
+            time_up, ready, _ = select.select([self.time_fd], [self.write_fd], [])
+            if time_up:
                 self.kill("time limit reached sending to the solution", "timeout")
-            _, ready, _ = select.select([], [self.write_fd], [], remaining)
             if not ready:
                 continue
             try:
@@ -112,12 +115,9 @@ class Link:
             searched = len(self.buffer)
             if len(self.buffer) > MAX_RESPONSE:
                 self.kill(f"the solution's answer is over {MAX_RESPONSE} bytes")
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
+            ready, _, _ = select.select([self.read_fd, self.time_fd], [], [])
+            if self.time_fd in ready:
                 self.kill("time limit reached waiting for the solution", "timeout")
-            ready, _, _ = select.select([self.read_fd], [], [], remaining)
-            if not ready:
-                continue
             chunk = os.read(self.read_fd, 65536)
             if not chunk:
                 self.kill("the solution process ended")
@@ -193,13 +193,13 @@ def describe(test_source, exc):
 
 
 def main():
-    read_fd, write_fd, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+    read_fd, write_fd, time_fd = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     output = Output(os.dup(1))
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # test code that prints cannot forge verdict lines
     with open(SPEC, encoding="utf-8") as handle:
         spec = json.load(handle)
     os.set_blocking(write_fd, False)  # a solution that never reads must not hang the judge
-    link = Link(read_fd, write_fd, time.monotonic() + seconds)
+    link = Link(read_fd, write_fd, time_fd)
 
     def verdict(index, passed, message="", limit=None):
         record = {"test": index, "passed": passed, "message": message}
