@@ -46,7 +46,7 @@ WORKDIR = "/work"
 class ToolLimits:
     """Per-call limits (time, memory, output) and the per-rollout call limit. Config keys ``tool_*``."""
 
-    timeout_s: float = 10.0  # wall clock per call (SIGKILL), also the CPU-seconds rlimit
+    timeout_s: float = 10.0  # per call (SIGKILL), in its own time (rewards/sandbox/own_time.py); also the CPU rlimit
     memory_mb: int = 512  # address space per process
     output_chars: int = 2000  # characters of stdout + stderr the model sees
     max_calls: int = 4  # calls per rollout (training) or sample (eval); later calls run nothing
