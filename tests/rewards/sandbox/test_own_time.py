@@ -66,13 +66,13 @@ def test_the_kernel_counts_waits_per_task():
 @pytest.mark.parametrize(
     "program, solo",
     [
-        ("import time; time.sleep(0.6)", True),
-        ("import threading, time; threading.Thread(target=time.sleep, args=(1,)).start(); time.sleep(0.6)", False),
-        ("import os, time\nif os.fork() == 0: time.sleep(1)\nelse: time.sleep(0.6)", False),
+        ("import time; time.sleep(0.4)", True),
+        ("import threading, time; threading.Thread(target=time.sleep, args=(0.4,)).start(); time.sleep(0.4)", False),
+        ("import os, time\nif os.fork() == 0: time.sleep(0.4)\nelse: time.sleep(0.4)", False),
         (
             "import subprocess, sys, time\n"
             "subprocess.run([sys.executable, '-c', 'import time\\nwhile time.process_time() < 0.05: pass'])\n"
-            "time.sleep(0.6)",
+            "time.sleep(0.4)",
             False,
         ),
     ],
@@ -82,7 +82,7 @@ def test_time_is_given_back_only_to_a_program_running_alone(program, solo):
     init = subprocess.Popen(["/usr/bin/timeout", "--foreground", "0", sys.executable, "-c", program])
     tree = own_time._Tree(init.pid)
     try:
-        deadline = time.monotonic() + 0.5
+        deadline = time.monotonic() + 0.3
         while time.monotonic() < deadline:
             tree.sample()
             time.sleep(0.02)
@@ -127,8 +127,8 @@ def test_a_program_that_starts_a_thread_is_back_on_the_wall_clock():
 
 @pytest.mark.usefixtures("needs_sandbox", "one_loaded_cpu")
 def test_code_verdicts_do_not_change_with_the_load():
-    limits = SandboxLimits(wall_s=1.5, cpu_s=5)
-    right = grade_code_sync(_busy_for(0.15), SUM, limits)  # 0.45 s of CPU in all: ~2.5 s of wall clock here
+    limits = SandboxLimits(wall_s=1.0, cpu_s=5)
+    right = grade_code_sync(_busy_for(0.1), SUM, limits)  # 0.3 s of CPU and two starts: ~2.5 s of wall clock here
     assert (right.passed, right.total) == (3, 3), right.explanation
     sleeping = grade_code_sync("```python\nimport time\ndef total(xs):\n    time.sleep(60)\n```", SUM, limits)
     assert sleeping.passed == 0 and "limits hit: timeout" in sleeping.explanation
@@ -136,8 +136,8 @@ def test_code_verdicts_do_not_change_with_the_load():
 
 @pytest.mark.usefixtures("needs_sandbox", "one_loaded_cpu")
 def test_a_starved_run_is_a_sandbox_error_never_a_verdict(monkeypatch):
-    monkeypatch.setattr(own_time, "STARVED_FACTOR", 1.2)  # the hard stop before the load lets 0.6 s of CPU run
-    limits = SandboxLimits(wall_s=1.5, cpu_s=5)
+    monkeypatch.setattr(own_time, "STARVED_FACTOR", 1.0)  # the hard stop at the limit: any wait given back starves
+    limits = SandboxLimits(wall_s=0.8, cpu_s=5)
     with pytest.raises(SandboxError, match="host was overloaded"):
         grade_code_sync(_busy_for(0.2), SUM, limits)
     io_tests = {"io": [{"input": "1\n", "output": "done\n"}]}
