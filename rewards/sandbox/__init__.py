@@ -63,7 +63,7 @@ class SandboxLimits:
     """Per-run limits. The defaults suit unit tests of small functions."""
 
     wall_s: float = 5.0  # the program's own time (wall clock less its waits for a CPU: own_time.py), host SIGKILL
-    cpu_s: int = 5  # RLIMIT_CPU
+    cpu_s: int = 5  # CPU seconds per process (RLIMIT_CPU; see cpu_rlimit)
     memory_mb: int = 1024  # RLIMIT_AS, per process (no cgroups here)
     processes: int = 32  # RLIMIT_NPROC inside the sandbox's own user namespace
     file_size_mb: int = 16  # RLIMIT_FSIZE
@@ -219,10 +219,22 @@ def _init_prefix() -> list[str]:
     return [INIT, "--foreground", "0"]
 
 
+def cpu_rlimit(limits: SandboxLimits) -> int:
+    """RLIMIT_CPU in seconds: ``cpu_s``, or one second more when ``cpu_s >= wall_s``.
+
+    A process running alone never has more CPU time than own time (``own_time``), so with ``cpu_s >= wall_s``
+    the time limit comes first anyway. At ``cpu_s`` exactly the kernel (exact) and the host (which wakes late
+    on a loaded machine) would race to stop a program that only computes, and which of them did (a timeout,
+    or death by SIGKILL) would depend on the load; one second later the kernel is only a backstop. A program
+    with threads or children (back on the wall clock) may spend that one more CPU second per process.
+    """
+    return limits.cpu_s + 1 if limits.cpu_s >= limits.wall_s else limits.cpu_s
+
+
 def _rlimit_prefix(limits: SandboxLimits) -> list[str]:
     return [
         PRLIMIT,
-        f"--cpu={limits.cpu_s}",  # soft = hard: the kernel SIGKILLs the program at the limit (no SIGXCPU first)
+        f"--cpu={cpu_rlimit(limits)}",  # soft = hard: the kernel SIGKILLs the program at the limit (no SIGXCPU first)
         f"--as={limits.memory_mb << 20}",
         f"--nproc={limits.processes}",
         f"--fsize={limits.file_size_mb << 20}",

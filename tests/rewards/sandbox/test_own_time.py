@@ -34,14 +34,17 @@ def _busy_for(cpu_s: float) -> str:
 
 
 @pytest.fixture
-def one_loaded_cpu():
-    """Pin this thread (so every sandbox it starts) and BURNERS busy processes to one CPU, then undo it."""
+def one_loaded_cpu(request):
+    """Pin this thread (so every sandbox it starts) and BURNERS busy processes to one CPU, then undo it. The
+    test's parameter, if any: (how many, whether in this process's session so they slow the host's own waking)."""
+    count, load_the_host = getattr(request, "param", (BURNERS, False))
     before = os.sched_getaffinity(0)
     cpu = min(before)
     # Each in its own session, as a sandbox is (bwrap --new-session): with the kernel's autogroup scheduling a
     # session shares a CPU with other sessions, not with their processes.
     burners = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(BURNERS)
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=not load_the_host)
+        for _ in range(count)
     ]
     try:
         for burner in burners:
@@ -112,6 +115,23 @@ def test_a_sleeping_program_still_times_out_on_time():
     )
     assert result.timed_out and not result.starved and result.flags == ["timeout after 1 s"]
     assert time.monotonic() - started < 4.0
+
+
+@pytest.mark.parametrize("one_loaded_cpu", [(3, True)], indirect=True, ids=["the host loaded"])
+@pytest.mark.usefixtures("needs_sandbox", "one_loaded_cpu")
+def test_a_program_that_only_computes_meets_its_time_limit_not_the_kernels():
+    """With cpu_s == wall_s both limits fall due together for a loop: the kernel's, exact, once won the race
+    against a host that woke late (the full suite, the host sharing its CPU with another worker's training:
+    "[exit status 137]" instead of "[killed: time limit of 5 s]" in test_tool_parity.py). The kernel's limit
+    now sits a second later; here the host's process shares its CPU with three busy ones."""
+    result = run_sandboxed_sync(
+        sandbox.python_argv("/sandbox/main.py"),
+        files={"/sandbox/main.py": b"while True: pass\n"},
+        limits=SandboxLimits(wall_s=1.0, cpu_s=1),
+    )
+    assert (result.timed_out, result.returncode, result.flags) == (True, None, ["timeout after 1 s"])
+    assert sandbox.cpu_rlimit(SandboxLimits(wall_s=1.0, cpu_s=1)) == 2
+    assert sandbox.cpu_rlimit(SandboxLimits(wall_s=3.0, cpu_s=1)) == 1
 
 
 @pytest.mark.usefixtures("needs_sandbox", "one_loaded_cpu")
