@@ -70,7 +70,7 @@ class _Tree:
             self.main_pid = programs[0]
         if len(programs) > 1:  # a second program, or an orphan re-parented to init
             self.solo = False
-        if self.main_pid is None:
+        if self.main_pid not in programs:  # not started yet, or gone (and its number free for another process)
             return
         waited, stat = runqueue_wait_s(self.main_pid), process_stat(self.main_pid)
         if waited is not None:
