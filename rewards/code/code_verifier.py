@@ -249,14 +249,13 @@ async def _await_judge(
                 returncode = await asyncio.wait_for(judge.process.wait(), JUDGE_GRACE_S)
             except asyncio.TimeoutError:
                 timed_out = True
-            else:
-                # The judge is done, so the solution's requests are closed and it exits (a killed one already
-                # has). Wait for asyncio to see that exit: read at once, a solution killed by RLIMIT_CPU could
-                # still look alive on a loaded machine, and its "cpu time" flag depended on the load. Not when
-                # its time ran out: it is still in the call the judge gave up on (reaped below).
+            # The judge is done, so the solution's requests are closed and it exits (a killed one already has).
+            # Wait for asyncio to see that exit: read at once, a solution killed by RLIMIT_CPU could still look
+            # alive on a loaded machine, and its "cpu time" flag depended on the load. Not when its time ran out:
+            # it is still in the call the judge gave up on (reaped below).
+            if returncode is not None and not signalled:
                 with contextlib.suppress(asyncio.TimeoutError):
-                    if not signalled:
-                        await asyncio.wait_for(solution.process.wait(), JUDGE_GRACE_S)
+                    await asyncio.wait_for(solution.process.wait(), JUDGE_GRACE_S)
         if starved:
             raise sandbox.SandboxError(_starved_message(clock))
         solution_status = solution.process.returncode  # None: still running when we stopped waiting
