@@ -257,7 +257,7 @@ async def _await_judge(
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(solution.process.wait(), JUDGE_GRACE_S)
         if starved:
-            raise sandbox.SandboxError(_starved_message(clock))
+            raise sandbox.SandboxError(f"{clock.starvation()}; no verdict is given")
         solution_status = solution.process.returncode  # None: still running when we stopped waiting
     finally:
         if not signalled:
@@ -268,13 +268,6 @@ async def _await_judge(
                 await reading
         await asyncio.gather(solution.reap(), judge.reap())
     return _JudgeRun(bytes(stdout), bytes(stderr), returncode, timed_out, over, solution_status)
-
-
-def _starved_message(clock: OwnClock) -> str:
-    return (
-        f"the host was overloaded: the solution and its judge waited {clock.given_back_s:.1f} s for a CPU in "
-        f"{clock.wall_s:.1f} s, so the time limit was not reached in their own time; no verdict is given"
-    )
 
 
 def _stand_in_code(spec: TestSpec) -> str:
@@ -350,7 +343,7 @@ async def _run_io_cases(
             sandbox.python_argv("/sandbox/solution.py"), files, limits, stdin=case.input.encode()
         )
         if result.starved:
-            raise sandbox.SandboxError(f"the host was overloaded, no verdict is given: {'; '.join(result.flags)}")
+            raise sandbox.SandboxError(f"{'; '.join(result.flags)}; no verdict is given")
         flags += ["timeout"] * result.timed_out + ["output"] * result.output_limited
         stdout = result.stdout.decode(errors="replace")
         if result.timed_out or result.output_limited:

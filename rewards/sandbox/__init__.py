@@ -506,10 +506,7 @@ async def _run(
     result.elapsed_s = time.monotonic() - started
     result.waited_s = clock.given_back_s
     if result.starved:
-        result.flags.append(
-            f"stopped after {clock.wall_s:.1f} s, {clock.given_back_s:.1f} s of them waiting for a CPU"
-            " (the host was overloaded)"
-        )
+        result.flags.append(clock.starvation())
     elif result.timed_out:
         result.flags.append(f"timeout after {limits.wall_s:g} s")
     if result.output_limited:

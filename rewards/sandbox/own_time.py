@@ -82,8 +82,8 @@ class _Tree:
 class OwnClock:
     """Seconds since ``started`` that count against a sandbox's limit.
 
-    ``timed`` is the sandbox whose limit this is (while it runs alone, waits are given back);
-    ``also_waiting`` are sandboxes whose waits also stall it (the judge that times a solution).
+    ``watch(init_pid, timed=True)``: the sandbox whose limit this is (while it runs alone, waits are given
+    back); ``timed=False``: a sandbox whose waits also stall it (the judge that times a solution).
     Call :meth:`sample` often enough that a short-lived process is seen (the caller's poll).
     """
 
@@ -133,6 +133,13 @@ class OwnClock:
 
     def reached(self, limit_s: float) -> bool:
         return self.own_s >= limit_s or self.wall_s >= self.hard_stop_s
+
+    def starvation(self) -> str:
+        """What a starved run's error says (the caller adds that no verdict is given)."""
+        return (
+            f"the host was overloaded: stopped after {self.wall_s:.1f} s, {self.given_back_s:.1f} s of them "
+            "waiting for a CPU, before the time limit was reached in the sandbox's own time"
+        )
 
     def starved(self, limit_s: float) -> bool:
         """Stopped by the hard stop while its own time was still under ``limit_s``: the host's doing."""
