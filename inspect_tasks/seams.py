@@ -11,6 +11,8 @@ loaded, solved and scored here by the code that evaluates it, never by a copy:
   scorer read), ``current_span_id`` (which solver is running), ``unique_scorer_name`` (a scorer's name in a log),
   ``scorer_metrics`` (its declared metrics), ``sandboxenv_context`` (a sample's sandbox: files, setup, cleanup):
   inspect_tasks/replay.py.
+* ``registry_info`` / ``registry_params`` / ``registry_log_name`` / ``registry_unqualified_name`` (a scorer's or
+  solver's registered name and arguments, as a log records them): inspect_tasks/domain.py, training_task.py.
 
 tests/inspect_tasks/ exercises every name here on real tasks (a file task, a ``multiple_choice`` task, an
 ``inspect_evals`` task, a sandboxed task).
@@ -23,7 +25,13 @@ from inspect_ai._eval.task.run import resolve_plan
 from inspect_ai._eval.task.sandbox import sandboxenv_context
 from inspect_ai._eval.task.util import sample_messages
 from inspect_ai._util.config import parse_cli_args
-from inspect_ai._util.registry import is_registry_object, registry_info, registry_unqualified_name
+from inspect_ai._util.registry import (
+    is_registry_object,
+    registry_info,
+    registry_log_name,
+    registry_params,
+    registry_unqualified_name,
+)
 from inspect_ai.log._transcript import Transcript, init_transcript, transcript
 from inspect_ai.model._model import init_sample_model_data
 from inspect_ai.scorer._scorer import scorer_metrics, unique_scorer_name
@@ -44,6 +52,8 @@ __all__ = [
     "parse_cli_args",
     "registry_find_sandboxenv",
     "registry_info",
+    "registry_log_name",
+    "registry_params",
     "registry_unqualified_name",
     "resolve_plan",
     "sample_messages",

@@ -140,6 +140,8 @@ def _artifacts(plan: RunPlan):
     """(manifest, callbacks, rollout recorder or None): run.json in every checkpoint, rollout logs if asked."""
     script_args, training_args, model_args = plan.script_args, plan.training_args, plan.model_args
     manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
+    if plan.inspect_task is not None:  # the task, its scorers and the split by sample id (train/config/inspect_task.py)
+        manifest["inspect_task"] = plan.inspect_task.record
     metadata = rollout_metadata(manifest) if script_args.log_rollouts else None  # what each rollout log says of the run
     callbacks = [ManifestCallback(manifest)]
     recorder = None

@@ -150,7 +150,7 @@ def held_out_eval(plan: RunPlan) -> HeldOutEval | None:
         return None
     max_tokens = held_out_max_tokens(script_args, training_args)
     task_args = held_out_task_args(script_args, script_args.eval_problems, max_tokens, domain)
-    task = eval_task_function(domain.eval_task)(**task_args)
+    task = (domain.eval_task_factory or eval_task_function(domain.eval_task))(**task_args)
     output_dir = Path(training_args.output_dir)
     held_out = HeldOutEval(
         task=task,

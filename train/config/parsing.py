@@ -33,6 +33,7 @@ from train.config.arguments import (
 from train.config.cli_help import print_help, project_help
 from train.config.cpu_dtype import resolve_cpu_dtype
 from train.config.distributed_checks import check_launcher
+from train.config.inspect_task import command_line_conflict
 from train.config.machine_checks import gpu_recipe_refusal
 from train.config.recipe_base import resolved_copy
 
@@ -76,6 +77,9 @@ def parse_config(argv: list[str] | None = None):
     except ValueError as exc:
         raise ConfigError(explain(str(exc))) from None
     script_args, training_args, model_args = parsed[:3]
+    conflict = command_line_conflict(argv)  # --inspect_task beside --dataset (train/config/inspect_task.py)
+    if conflict:
+        raise ConfigError(conflict)
     # dtype: auto on CPU becomes what this CPU computes natively, before any check or loader reads it; the reason is
     # kept for the start-up line (train/grpo.py prints it)
     model_args.cpu_dtype_line = resolve_cpu_dtype(model_args, training_args)

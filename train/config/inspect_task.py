@@ -1,0 +1,106 @@
+"""``inspect_task``: a run on an Inspect task, resolved once before anything heavy loads (``resolve_run``).
+
+The task is loaded and checked (inspect_tasks/training_task.py: its prompts recorded, its chain and scorers
+replayed on a few samples; what cannot train is refused here, exit 2), becomes the run's row of the domain table
+(inspect_tasks/domain.py) and replaces the config's data and rewards: ``dataset`` becomes the task's spec (its
+samples, split by id), ``reward_funcs`` the task's rewards (one per scorer, or per key of a dict value), unless the
+config already names some of them (then those, with its ``reward_weights``); ``dataset_path`` and ``num_shots``
+no longer apply. The start-up line says what was replaced. From there the run takes the path every domain takes.
+
+Naming both ``--dataset`` (or ``--dataset_path``) and ``--inspect_task`` on the command line is refused when the
+config is parsed (``command_line_conflict``): which one was meant cannot be guessed. A config file's ``dataset`` is
+replaced without a word of refusal, since recipes set one (the GPU recipes' base sets gsm8k).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from problems.domains import Domain, add_run_row, reward_owners
+from train.config.arguments import ConfigError
+
+REPLACED_ON_COMMAND_LINE = ("--dataset", "--dataset_path")
+
+
+def command_line_conflict(argv: list[str]) -> str | None:
+    """The refusal when ``argv`` names both a dataset and an Inspect task (None: it does not)."""
+
+    def named(option: str) -> bool:
+        return any(arg == option or arg.startswith(f"{option}=") for arg in argv)
+
+    if not named("--inspect_task"):
+        return None
+    both = [option for option in REPLACED_ON_COMMAND_LINE if named(option)]
+    if not both:
+        return None
+    return (
+        f"--inspect_task and {' and '.join(both)} are both on the command line: a run trains on an Inspect task "
+        "(its samples, its solver chain, its scorers) or on a dataset, not both. Drop one (a config file's dataset "
+        "is replaced by --inspect_task without this refusal)"
+    )
+
+
+@dataclass(frozen=True)
+class BridgedTask:
+    """What ``bridge`` decided: the prepared task (inspect_tasks.training_task.TrainingTask), its row, the run's
+    reward names -> the task's, and run.json's ``inspect_task`` section."""
+
+    task: object
+    domain: Domain
+    reward_names: dict[str, str]
+    record: dict
+
+
+def _rewards(script_args, training_args, names: dict[str, str]) -> tuple[list[str], list[float] | None, str]:
+    """(reward_funcs, reward_weights, what the start-up line says of them) for the task's rewards ``names``."""
+    chosen = list(script_args.reward_funcs or [])
+    ours = [name for name in chosen if name in names]
+    others = [name for name in chosen if name not in names]
+    if ours and others:
+        raise ConfigError(
+            f"reward_funcs {others} are not rewards of the Inspect task (its rewards: {list(names)}): with "
+            "inspect_task, reward_funcs names the task's rewards only (or leave it to the task: all of them)"
+        )
+    if ours:
+        return ours, training_args.reward_weights, f"rewards {ours} (reward_funcs)"
+    dropped = f"; the config's reward_funcs {chosen} do not apply" if chosen else ""
+    return list(names), None, f"rewards {list(names)}, weight 1 each{dropped}"
+
+
+def bridge(script_args, training_args, main_process: bool) -> BridgedTask | None:
+    """Load ``inspect_task``, add its row to the domain table and make the config's data and rewards the task's
+    (in place); None without ``inspect_task``. ConfigError/DatasetError (TaskError) before any model loads."""
+    if not script_args.inspect_task:
+        return None
+    # lazy: Inspect and the task's own imports load only for a run that names a task (not for --help)
+    from inspect_tasks.domain import run_record, task_domain
+    from inspect_tasks.loading import parse_task_args
+    from inspect_tasks.training_task import prepare_task
+
+    task = prepare_task(
+        script_args.inspect_task,
+        parse_task_args(script_args.inspect_task_args),
+        sandbox=script_args.inspect_sandbox,
+        grader_model=script_args.inspect_grader_model,
+    )
+    taken = frozenset(name for name, row in reward_owners().items() if row.name != "inspect_task")
+    held_out, seed = script_args.inspect_held_out, script_args.dataset_seed
+    domain, names, split = task_domain(task, held_out=held_out, seed=seed, taken=taken)
+    add_run_row(domain)
+    replaced = f"dataset {script_args.dataset!r}" + (
+        f" ({script_args.dataset_path})" if script_args.dataset_path else ""
+    )
+    reward_funcs, weights, reward_line = _rewards(script_args, training_args, names)
+    script_args.dataset, script_args.dataset_path, script_args.dataset_split = task.spec, None, "train"
+    script_args.num_shots, script_args.reward_funcs = 0, reward_funcs
+    training_args.reward_weights = weights
+    if main_process:
+        train_ids, held_ids = split
+        where = f", sandbox {task.sandbox}" + (f" (mapped from {task.mapped_from})" if task.mapped_from else "")
+        print(
+            f"[verigrpo] inspect task {task.spec} ({task.name}): {len(train_ids)} samples train, {len(held_ids)} held "
+            f"out by id; prompts from its solver chain ({' -> '.join(task.solvers)}) at its first generate(); "
+            f"{reward_line} from its scorers ({', '.join(s.name for s in task.scorers)}) after the rest of the chain"
+            f"{where if task.sandbox else ''}; it replaces the config's {replaced}"
+        )
+    return BridgedTask(task, domain, names, run_record(task, names, split, held_out, seed))
