@@ -139,13 +139,19 @@ def scorer_record(task: TrainingTask, slot) -> dict:
     file_scorer = "/" not in registered and task.file is not None
     spec = f"{task.file}@{registered}" if file_scorer else registry_log_name(slot.scorer)
     options = " ".join(f"-S {key}={json.dumps(value)}" for key, value in params.items())
+    replayed = f"--scorer verigrpo/task_scorer -S task={task.spec} -S scorer={slot.name}"
+    if task.args:
+        replayed += " -S task_args=" + ",".join(f"{key}={json.dumps(value)}" for key, value in task.args.items())
     return {
         "name": slot.name,
         "registry_name": registered,
         "params": params,
         "keys": list(slot.keys) if slot.keys else None,
         "rewards": list(slot.reward_names),
+        # the scorer alone: exact for a scorer that reads only the completion (match, includes, your own)
         "inspect_score": f"--scorer {spec}" + (f" {options}" if options else ""),
+        # the chain replayed on the completion, then the scorer: exact for every task (multiple_choice + choice too)
+        "inspect_score_replayed": replayed,
     }
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
-from inspect_tasks.seams import load_task_spec, parse_cli_args
+from inspect_tasks.seams import load_task_spec, parse_cli_args, task_names_in_file
 from problems.math_data import DatasetError
 
 
@@ -25,7 +25,8 @@ class TaskError(DatasetError):
     """A task that cannot be trained as given: one paragraph naming the task, what is wrong and what to do."""
 
 
-DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*)?")
+# package.module:function, or package.module.function
+DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*|[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
 
 
 def parse_task_args(items: list[str] | tuple[str, ...] | dict | None) -> dict:
@@ -45,14 +46,16 @@ def parse_task_args(items: list[str] | tuple[str, ...] | dict | None) -> dict:
     return parse_cli_args(list(items))
 
 
-def _dotted_task(spec: str, args: dict) -> Task | None:
-    """``package.module:function`` or ``package.module.function``: the function imported and called (None when the
-    spec does not name an importable module)."""
+def _dotted_task(spec: str, args: dict) -> Task:
+    """``package.module:function`` or ``package.module.function``: the function imported and called with ``args``."""
     module_name, _, attr = spec.partition(":") if ":" in spec else spec.rpartition(".")
     try:
         module = importlib.import_module(module_name)
-    except ImportError:
-        return None
+    except ImportError as exc:
+        raise TaskError(
+            f"inspect_task {spec!r} does not load: {type(exc).__name__}: {exc} (a dotted path needs its module on "
+            "PYTHONPATH or installed; a file is named FILE.py@NAME)"
+        ) from None
     factory = getattr(module, attr, None)
     if factory is None:
         raise TaskError(f"inspect_task {spec!r}: module {module_name!r} has no {attr!r}")
@@ -62,6 +65,19 @@ def _dotted_task(spec: str, args: dict) -> Task | None:
     return task
 
 
+def _one_task_of_file(spec: str) -> str:
+    """``FILE.py`` without ``@NAME``: ``FILE.py@NAME`` of its one task (Inspect's glob loader takes no absolute
+    path); TaskError listing the names when it defines several or none."""
+    path = Path(spec)
+    if not path.is_file():
+        return spec
+    names = task_names_in_file(path.resolve())
+    if len(names) == 1:
+        return f"{spec}@{names[0]}"
+    what = "no @task" if not names else f"{len(names)} tasks ({', '.join(names)})"
+    raise TaskError(f"inspect_task {spec!r} names {what}: name one, as FILE.py@NAME")
+
+
 def _file_hint(spec: str) -> str:
     file = spec.partition("@")[0]
     if file.endswith(".py") and not Path(file).is_file():
@@ -69,28 +85,31 @@ def _file_hint(spec: str) -> str:
     return ""
 
 
+def resolve_spec(spec: str) -> str:
+    """``spec`` as the run records it: a file without ``@NAME`` that defines one task becomes ``FILE.py@NAME``."""
+    return _one_task_of_file(spec) if spec.endswith(".py") else spec
+
+
 def load_task(spec: str, args: dict | None = None) -> Task:
     """The one task ``spec`` names, created with ``args``; TaskError (naming the spec) when it names none or several,
     or the task fails to build (e.g. a dataset on the Hugging Face Hub without a connection)."""
     args = dict(args or {})
-    task = None
     if DOTTED.fullmatch(spec) and not spec.endswith(".py"):
-        task = _dotted_task(spec, args)
-    if task is None:
-        try:
-            tasks = load_task_spec(spec, args)
-        except Exception as exc:  # any failure to build the task is the user's to see, with the spec
-            raise TaskError(
-                f"inspect_task {spec!r} does not load{_file_hint(spec)}: {type(exc).__name__}: {str(exc).rstrip('.')}. Give a task "
-                "as `inspect eval` takes it: FILE.py@NAME, a registry name (inspect_evals/gsm8k) or "
-                "package.module:function; its arguments with inspect_task_args (k=v, as -T)."
-            ) from None
-        if len(tasks) != 1:
-            names = [t.name for t in tasks]
-            what = "no task" if not tasks else f"{len(tasks)} tasks ({', '.join(names)})"
-            raise TaskError(f"inspect_task {spec!r} names {what}: name one, e.g. FILE.py@NAME{_file_hint(spec)}")
-        (task,) = tasks
-    return task
+        return _dotted_task(spec, args)
+    spec = resolve_spec(spec)
+    try:
+        tasks = load_task_spec(spec, args)
+    except Exception as exc:  # any failure to build the task is the user's to see, with the spec
+        raise TaskError(
+            f"inspect_task {spec!r} does not load{_file_hint(spec)}: {type(exc).__name__}: {str(exc).rstrip('.')}. "
+            "Give a task as `inspect eval` takes it: FILE.py@NAME, a registry name (inspect_evals/gsm8k) or "
+            "package.module:function; its arguments with inspect_task_args (k=v, as -T)."
+        ) from None
+    if len(tasks) != 1:
+        names = [t.name for t in tasks]
+        what = "no task" if not tasks else f"{len(tasks)} tasks ({', '.join(names)})"
+        raise TaskError(f"inspect_task {spec!r} names {what}: name one, e.g. FILE.py@NAME{_file_hint(spec)}")
+    return tasks[0]
 
 
 def task_file(spec: str) -> str | None:

@@ -48,7 +48,7 @@ from decimal import Decimal, InvalidOperation
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Target
 
-from inspect_tasks.replay import message_texts
+from inspect_tasks.replay import ReplayLoop, message_texts
 from inspect_tasks.training_task import TrainingTask
 from problems.exploit_probe import numbers_in
 from rewards.common import brief
@@ -579,10 +579,32 @@ async def probe_prepared_task(
     )
 
 
+PREFLIGHT_SAMPLES = 16  # training samples the pre-flight probes (~60 cheats each, ~1 ms a replay for a rule scorer)
+
+
 def preflight_sample(ids: Sequence[str], size: int, seed: int) -> list[str]:
     """A seeded sample of ``size`` sample ids (all of them when fewer): the pre-flight probes these."""
-    ids = list(ids)
+    ids = [str(i) for i in ids]
     return random.Random(seed).sample(ids, min(size, len(ids)))
+
+
+def preflight(
+    task: TrainingTask,
+    sample_ids: Sequence[str],
+    rewards: Sequence[str],
+    seed: int,
+    size: int = PREFLIGHT_SAMPLES,
+) -> ScorerProbeReport:
+    """The training pre-flight: ``size`` seeded training samples probed through the task's replay for ``rewards``
+    (the task's reward names that weigh above 0). Call ``refusal`` when ``report.ok`` is False."""
+    ids = preflight_sample(sample_ids, size, seed)
+    return ReplayLoop.run(probe_prepared_task(task, ids, rewards, source="training sample"))
+
+
+def probe_command(task: TrainingTask) -> str:
+    """The command that lists every cheat the task's scorer pays."""
+    args = "".join(f" -T {key}={value}" for key, value in task.args.items())
+    return f"python scripts/probe_exploits.py --inspect_task {task.spec}{args}"
 
 
 def refusal(report: ScorerProbeReport, override: str, command: str) -> str:

@@ -4,7 +4,8 @@ Written against inspect-ai 0.3.285 (pinned in pyproject.toml). Each is what ``in
 loaded, solved and scored here by the code that evaluates it, never by a copy:
 
 * ``load_task_spec`` (``inspect eval``'s loader: ``FILE.py@NAME``, a registry name such as ``inspect_evals/gsm8k``,
-  ``hf/...``) and ``parse_cli_args`` (how ``-T k=v`` values are read): inspect_tasks/loading.py.
+  ``hf/...``), ``task_names_in_file`` (the ``@task`` names a file defines) and ``parse_cli_args`` (how ``-T k=v``
+  values are read): inspect_tasks/loading.py.
 * ``resolve_plan`` (the task's setup + solver chain as one plan), ``task_generate`` (the ``generate`` a solver gets),
   ``sample_messages`` (a sample's input as the first messages), ``init_task_context`` / ``init_transcript`` /
   ``init_subtask_store`` / ``set_sample_state`` / ``init_sample_model_data`` (the per-sample context a solver and a
@@ -19,6 +20,7 @@ tests/inspect_tasks/ exercises every name here on real tasks (a file task, a ``m
 """
 
 from inspect_ai._eval.context import init_task_context
+from inspect_ai._eval.loader import _load_task_specs as task_names_in_file
 from inspect_ai._eval.loader import load_task_spec
 from inspect_ai._eval.task.generate import task_generate
 from inspect_ai._eval.task.run import resolve_plan
@@ -61,6 +63,7 @@ __all__ = [
     "scorer_metrics",
     "set_sample_state",
     "task_generate",
+    "task_names_in_file",
     "transcript",
     "unique_scorer_name",
 ]

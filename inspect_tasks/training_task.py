@@ -29,7 +29,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, get_model
 from inspect_ai.util import SandboxEnvironmentSpec
 
-from inspect_tasks.loading import TaskError, load_task, samples_with_ids, task_file
+from inspect_tasks.loading import TaskError, load_task, resolve_spec, samples_with_ids, task_file
 from inspect_tasks.replay import (
     ChainError,
     FirstGenerate,
@@ -229,6 +229,7 @@ def prepare_task(
     (the module's docstring lists it). ``sandbox``: the provider the task's docker/local sandbox is mapped to (only
     ``bwrap``); ``grader_model``: the model a model-graded scorer's ``grader`` role is bound to."""
     args = dict(args or {})
+    spec = resolve_spec(spec)
     task = load_task(spec, args)
     samples = samples_with_ids(task)
     slots = scorer_slots(task)

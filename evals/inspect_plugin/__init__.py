@@ -79,6 +79,16 @@ def domain_scorer(domain: str) -> Scorer:
     return domain_score(domain)
 
 
+@scorer(metrics=[mean(), stderr()], name=_name("task_scorer"))
+def task_scorer(task: str, scorer: str | None = None, task_args: str | None = None, **options) -> Scorer:
+    """An Inspect task's own scorer on a logged completion after its solver chain ran again on it, as training
+    rewarded it (``inspect_tasks/rescore.py``): ``-S task=FILE.py@NAME`` (``-S scorer=NAME`` of several,
+    ``-S task_args=k=v,k2=v2``)."""
+    from inspect_tasks.rescore import task_score  # lazy: loads the task; every Inspect start imports this plugin
+
+    return task_score(task, scorer, task_args, **options)
+
+
 @metric(name=_name("group_mean"), scores="unreduced")
 def group_mean() -> Metric:
     """A rollout log's training score: the mean over GRPO groups of each group's mean."""

@@ -51,8 +51,9 @@ class BridgedTask:
     record: dict
 
 
-def _rewards(script_args, training_args, names: dict[str, str]) -> tuple[list[str], list[float] | None, str]:
-    """(reward_funcs, reward_weights, what the start-up line says of them) for the task's rewards ``names``."""
+def _rewards(script_args, training_args, names: dict[str, str]) -> tuple[list[str], list[float] | None, bool]:
+    """(reward_funcs, reward_weights, whether the config's reward_funcs were replaced) for the task's rewards
+    ``names``: the config's own choice when it names only the task's rewards, else all of them, weight 1 each."""
     chosen = list(script_args.reward_funcs or [])
     ours = [name for name in chosen if name in names]
     others = [name for name in chosen if name not in names]
@@ -62,9 +63,8 @@ def _rewards(script_args, training_args, names: dict[str, str]) -> tuple[list[st
             "inspect_task, reward_funcs names the task's rewards only (or leave it to the task: all of them)"
         )
     if ours:
-        return ours, training_args.reward_weights, f"rewards {ours} (reward_funcs)"
-    dropped = f"; the config's reward_funcs {chosen} do not apply" if chosen else ""
-    return list(names), None, f"rewards {list(names)}, weight 1 each{dropped}"
+        return ours, training_args.reward_weights, False
+    return list(names), None, bool(chosen)
 
 
 def bridge(script_args, training_args, main_process: bool) -> BridgedTask | None:
@@ -87,20 +87,25 @@ def bridge(script_args, training_args, main_process: bool) -> BridgedTask | None
     held_out, seed = script_args.inspect_held_out, script_args.dataset_seed
     domain, names, split = task_domain(task, held_out=held_out, seed=seed, taken=taken)
     add_run_row(domain)
-    replaced = f"dataset {script_args.dataset!r}" + (
-        f" ({script_args.dataset_path})" if script_args.dataset_path else ""
-    )
-    reward_funcs, weights, reward_line = _rewards(script_args, training_args, names)
+    replaced = [
+        f"dataset {script_args.dataset!r}" + (f" ({script_args.dataset_path})" if script_args.dataset_path else "")
+    ]
+    reward_funcs, weights, dropped = _rewards(script_args, training_args, names)
+    if dropped:
+        replaced.append(f"reward_funcs {list(script_args.reward_funcs)}")
     script_args.dataset, script_args.dataset_path, script_args.dataset_split = task.spec, None, "train"
     script_args.num_shots, script_args.reward_funcs = 0, reward_funcs
     training_args.reward_weights = weights
     if main_process:
         train_ids, held_ids = split
-        where = f", sandbox {task.sandbox}" + (f" (mapped from {task.mapped_from})" if task.mapped_from else "")
+        rewards = ", ".join(f"{n} x {w:g}" for n, w in zip(reward_funcs, weights or [1.0] * len(reward_funcs)))
+        sandbox = f"; each sample in the {task.sandbox} sandbox" if task.sandbox else ""
+        if task.mapped_from:
+            sandbox += f" (the task's {task.mapped_from}, mapped by inspect_sandbox)"
         print(
             f"[verigrpo] inspect task {task.spec} ({task.name}): {len(train_ids)} samples train, {len(held_ids)} held "
-            f"out by id; prompts from its solver chain ({' -> '.join(task.solvers)}) at its first generate(); "
-            f"{reward_line} from its scorers ({', '.join(s.name for s in task.scorers)}) after the rest of the chain"
-            f"{where if task.sandbox else ''}; it replaces the config's {replaced}"
+            f"out by id; prompts: its solver chain ({' -> '.join(task.solvers)}) up to its first generate(); "
+            f"rewards: {rewards}, from its scorers ({', '.join(s.name for s in task.scorers)}) after the rest of the "
+            f"chain{sandbox}; replaces the config's {' and '.join(replaced)}"
         )
     return BridgedTask(task, domain, names, run_record(task, names, split, held_out, seed))
