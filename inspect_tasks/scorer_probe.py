@@ -49,7 +49,9 @@ from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Target
 
 from inspect_tasks.replay import ReplayLoop, message_texts
+from inspect_tasks.seams import registry_info
 from inspect_tasks.training_task import TrainingTask
+from problems.domains import audited_scores
 from problems.exploit_probe import numbers_in
 from rewards.common import brief
 
@@ -599,6 +601,20 @@ def preflight(
     (the task's reward names that weigh above 0). Call ``refusal`` when ``report.ok`` is False."""
     ids = preflight_sample(sample_ids, size, seed)
     return ReplayLoop.run(probe_prepared_task(task, ids, rewards, source="training sample"))
+
+
+def judging_rewards(task: TrainingTask, rewards: Sequence[str]) -> list[str]:
+    """Of ``rewards`` (the task's reward names), those that judge the answer: every reward of the user's scorers; of
+    the project's own scorers (``verigrpo/math_verifier``, ...) only the key the domain table audits (``correct``),
+    since their ``format`` key pays any one extractable answer by design, as the native ``format`` reward does."""
+    own = {}
+    for scorer, key in audited_scores().values():
+        own[scorer] = key
+    judged = set()
+    for slot in task.scorers:
+        key = own.get(registry_info(slot.scorer).name)
+        judged.update(slot.reward_names if key is None or slot.keys is None else [f"{slot.name}.{key}"])
+    return [reward for reward in rewards if reward in judged]
 
 
 def probe_command(task: TrainingTask) -> str:

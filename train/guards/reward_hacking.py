@@ -97,9 +97,22 @@ def audit_evidence(audit, counts: list[int]) -> str:
 class RewardHackingAlarm(TrainerCallback):
     """Checks at every held-out eval (divergence) and every save (the audit of new rollout logs)."""
 
-    def __init__(self, run_dir: Path, scorer: str, headline: str | None, window: int, stop: bool, audits: bool) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        scorer: str,
+        headline: str | None,
+        window: int,
+        stop: bool,
+        audits: bool,
+        audit_scorer: str | None = None,
+        audit_score: str | None = None,
+    ) -> None:
         """``scorer``: the domain's scorer (its short name, as eval logs hold it); ``headline``: the held-out metric
-        (None: no held-out evals, no divergence check); ``audits``: re-judge new rollout logs at every save."""
+        (None: no held-out evals, no divergence check); ``audits``: re-judge new rollout logs at every save, with the
+        domain table's judge, or with ``audit_scorer`` (e.g. ``verigrpo/math_verifier``) judging the training score
+        ``audit_score`` (``train_<reward>``: an Inspect task's scorer, which the table does not audit)."""
+        self.audit_scorer, self.audit_score = audit_scorer, audit_score
         self.run_dir = Path(run_dir)
         self.scorer, self.headline = scorer, headline
         self.score_key = score_key(headline) if headline else None
@@ -161,7 +174,7 @@ class RewardHackingAlarm(TrainerCallback):
         if not new:
             return control
         start = time.perf_counter()
-        audit = audit_logs(new, window=max(1, state.global_step))
+        audit = audit_logs(new, self.audit_scorer, window=max(1, state.global_step), train_score=self.audit_score)
         self.audited.update(audit.audited)
         self.paid_rejected.append(audit.total.paid_rejected)
         if paid_rejected_grows(self.paid_rejected):
