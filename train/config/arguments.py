@@ -206,6 +206,14 @@ class ScriptArguments:
         default=None,
         metadata={"help": "inspect_task: the grader model a model-graded scorer calls (one call per completion)"},
     )
+    inspect_audit_scorer: str | None = field(
+        default=None,
+        metadata={
+            "help": "inspect_task: the reward-hacking alarm's independent judge (e.g. verigrpo/math_verifier): at every "
+            "save it re-judges the rollout logs' first reward and warns when paid-but-rejected completions grow "
+            "(train/guards/reward_hacking.py)"
+        },
+    )
 
 
 # ---- numeric ranges: every value that would otherwise fail late (or never) --------------------
