@@ -33,10 +33,11 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Score
 
+from inspect_tasks.loading import parse_task_args
 from inspect_tasks.replay import ScoredCompletion
 from inspect_tasks.seams import registry_info, registry_log_name, registry_params, registry_unqualified_name
 from inspect_tasks.seams import scorer_metrics as declared_metrics
-from inspect_tasks.training_task import TrainingTask
+from inspect_tasks.training_task import TrainingTask, prepare_task
 from problems.domains import Domain, RewardFunc
 from problems.math_data import DatasetError
 from rewards.common import completion_text
@@ -178,8 +179,8 @@ def headline(task: TrainingTask) -> tuple[str, str]:
 
 
 def task_domain(task: TrainingTask, *, held_out: float = 0.0, seed: int = 0, taken: frozenset[str] = frozenset()):
-    """The task as a ``Domain`` row, and the names its rewards take in the run (a reward named like another row's,
-    in ``taken``, is prefixed with the task's name): (domain, {run name: reward name})."""
+    """The task as a ``Domain`` row: (the row, the names its rewards take in the run -> the task's reward names (a
+    reward named like another row's, in ``taken``, is prefixed with the task's name), (training ids, held-out ids))."""
     ids = list(task.samples)
     train_ids, held_ids = split_ids(ids, held_out, seed)
     names = {}
@@ -226,6 +227,35 @@ def task_domain(task: TrainingTask, *, held_out: float = 0.0, seed: int = 0, tak
         eval_metric=headline(task),
     )
     return domain, names, (train_ids, held_ids)
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """A run's Inspect task, prepared and made a row: the task, its row, the run's reward names -> the task's, the
+    split (training ids, held-out ids) and run.json's ``inspect_task`` section."""
+
+    task: TrainingTask
+    domain: Domain
+    reward_names: dict[str, str]  # the run's reward name -> the task's
+    split: tuple[list[str], list[str]]
+    record: dict
+
+
+def prepared_row(
+    spec: str,
+    task_args: list[str] | dict | None,
+    *,
+    sandbox: str | None = None,
+    grader_model: str | None = None,
+    held_out: float = 0.0,
+    seed: int = 0,
+    taken: frozenset[str] = frozenset(),
+) -> TaskRow:
+    """``prepare_task`` (the task loaded, its prompts recorded, what cannot train refused: TaskError) and
+    ``task_domain``, for a run: ``task_args`` as the config gives them (``k=v`` items)."""
+    task = prepare_task(spec, parse_task_args(task_args), sandbox=sandbox, grader_model=grader_model)
+    domain, names, split = task_domain(task, held_out=held_out, seed=seed, taken=taken)
+    return TaskRow(task, domain, names, split, run_record(task, names, split, held_out, seed))
 
 
 def run_record(task: TrainingTask, names: dict, split: tuple[list[str], list[str]], held_out: float, seed: int) -> dict:

@@ -276,7 +276,7 @@ class Replayer:
     async def first_generate(self, sample: Sample) -> FirstGenerate:
         """The messages, tools and config the chain sends at its first ``generate`` for ``sample``."""
         try:
-            async with self._sandbox(sample):
+            async with self._sample_sandbox(sample):
                 await self._run(sample, None)
         except _FirstGenerate as first:
             return FirstGenerate(first.messages, first.tools, first.config, first.solver)
@@ -293,7 +293,7 @@ class Replayer:
             ) from None
         raise ChainError("no_generate", "the task's chain", "the task's chain never calls generate()")
 
-    def _sandbox(self, sample: Sample):
+    def _sample_sandbox(self, sample: Sample):
         if self.sandbox is None:
             return _nothing()
         return sandboxenv_context(self.task.name, self.sandbox, None, True, _without_own_sandbox(sample))
@@ -325,7 +325,7 @@ class Replayer:
         scores: dict[str, Score | None] = {}
         rewards: dict[str, float | None] = {}
         errors: dict[str, str] = {}
-        async with self._sandbox(sample):
+        async with self._sample_sandbox(sample):
             state = await self._run(sample, completion, expected)
             target = Target(sample.target)
             replay = _REPLAY.get()

@@ -16,7 +16,8 @@ loaded, solved and scored here by the code that evaluates it, never by a copy:
   solver's registered name and arguments, as a log records them): inspect_tasks/domain.py, training_task.py.
 
 tests/inspect_tasks/ exercises every name here on real tasks (a file task, a ``multiple_choice`` task, an
-``inspect_evals`` task, a sandboxed task).
+``inspect_evals`` task, a sandboxed task); tests/test_seams.py lets no other module name them (records/inspect_seams.py
+and python_tool/seams.py hold Inspect's other private names, for the packages below this one).
 """
 
 from inspect_ai._eval.context import init_task_context

@@ -35,14 +35,16 @@ TINY += ["--eval_max_tokens", "16", "--log_replay_batches", "false"]
 
 
 def page_module() -> str:
-    (module,) = re.findall(r"^```python\n(.*?)^```", PAGE.read_text(), flags=re.S | re.M)
+    """The page's task file: its python block that defines the task."""
+    blocks = re.findall(r"^```python\n(.*?)^```", PAGE.read_text(), flags=re.S | re.M)
+    (module,) = [b for b in blocks if "def marbles" in b]
     return module
 
 
 def page_commands() -> dict[str, list[str]]:
     """The page's commands by program, from its block that trains the task: python, inspect eval, inspect score."""
     blocks = re.findall(r"^```bash\n(.*?)^```", PAGE.read_text(), flags=re.S | re.M)
-    (block,) = [b for b in blocks if HOME in b]
+    (block,) = [b for b in blocks if HOME in b and "train/grpo.py" in b]
     commands = {}
     for line in block.splitlines():
         argv = shlex.split(line)

@@ -14,9 +14,7 @@ replaced without a word of refusal, since recipes set one (the GPU recipes' base
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from problems.domains import Domain, add_run_row, reward_owners
+from problems.domains import add_run_row, reward_owners
 from train.config.arguments import ConfigError
 
 REPLACED_ON_COMMAND_LINE = ("--dataset", "--dataset_path")
@@ -40,17 +38,6 @@ def command_line_conflict(argv: list[str]) -> str | None:
     )
 
 
-@dataclass(frozen=True)
-class BridgedTask:
-    """What ``bridge`` decided: the prepared task (inspect_tasks.training_task.TrainingTask), its row, the run's
-    reward names -> the task's, and run.json's ``inspect_task`` section."""
-
-    task: object
-    domain: Domain
-    reward_names: dict[str, str]
-    record: dict
-
-
 def _rewards(script_args, training_args, names: dict[str, str]) -> tuple[list[str], list[float] | None, bool]:
     """(reward_funcs, reward_weights, whether the config's reward_funcs were replaced) for the task's rewards
     ``names``: the config's own choice when it names only the task's rewards, else all of them, weight 1 each."""
@@ -67,25 +54,27 @@ def _rewards(script_args, training_args, names: dict[str, str]) -> tuple[list[st
     return list(names), None, bool(chosen)
 
 
-def bridge(script_args, training_args, main_process: bool) -> BridgedTask | None:
+def bridge(script_args, training_args, main_process: bool):
     """Load ``inspect_task``, add its row to the domain table and make the config's data and rewards the task's
-    (in place); None without ``inspect_task``. ConfigError/DatasetError (TaskError) before any model loads."""
+    (in place): the task's row (inspect_tasks.domain.TaskRow: the prepared task, its row, its reward names, the
+    split and run.json's section); None without ``inspect_task``. ConfigError/DatasetError (TaskError) before any
+    model loads."""
     if not script_args.inspect_task:
         return None
     # lazy: Inspect and the task's own imports load only for a run that names a task (not for --help)
-    from inspect_tasks.domain import run_record, task_domain
-    from inspect_tasks.loading import parse_task_args
-    from inspect_tasks.training_task import prepare_task
+    from inspect_tasks.domain import prepared_row
 
-    task = prepare_task(
+    taken = frozenset(name for name, owner in reward_owners().items() if owner.name != "inspect_task")
+    row = prepared_row(
         script_args.inspect_task,
-        parse_task_args(script_args.inspect_task_args),
+        script_args.inspect_task_args,
         sandbox=script_args.inspect_sandbox,
         grader_model=script_args.inspect_grader_model,
+        held_out=script_args.inspect_held_out,
+        seed=script_args.dataset_seed,
+        taken=taken,
     )
-    taken = frozenset(name for name, row in reward_owners().items() if row.name != "inspect_task")
-    held_out, seed = script_args.inspect_held_out, script_args.dataset_seed
-    domain, names, split = task_domain(task, held_out=held_out, seed=seed, taken=taken)
+    task, domain, names = row.task, row.domain, row.reward_names
     add_run_row(domain)
     replaced = [
         f"dataset {script_args.dataset!r}" + (f" ({script_args.dataset_path})" if script_args.dataset_path else "")
@@ -97,7 +86,7 @@ def bridge(script_args, training_args, main_process: bool) -> BridgedTask | None
     script_args.num_shots, script_args.reward_funcs = 0, reward_funcs
     training_args.reward_weights = weights
     if main_process:
-        train_ids, held_ids = split
+        train_ids, held_ids = row.split
         rewards = ", ".join(f"{n} x {w:g}" for n, w in zip(reward_funcs, weights or [1.0] * len(reward_funcs)))
         sandbox = f"; each sample in the {task.sandbox} sandbox" if task.sandbox else ""
         if task.mapped_from:
@@ -108,4 +97,4 @@ def bridge(script_args, training_args, main_process: bool) -> BridgedTask | None
             f"rewards: {rewards}, from its scorers ({', '.join(s.name for s in task.scorers)}) after the rest of the "
             f"chain{sandbox}; replaces the config's {' and '.join(replaced)}"
         )
-    return BridgedTask(task, domain, names, run_record(task, names, split, held_out, seed))
+    return row

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from problems.domains import Domain, run_domain
 from train.config.arguments import ScriptArguments
-from train.config.inspect_task import BridgedTask, bridge
+from train.config.inspect_task import bridge
 from train.config.tool_checks import ToolSetup
 from train.config.validation import evaluates_held_out, validate
 from train.engines.choice import Engine, rollout_engine
@@ -33,8 +33,9 @@ class RunPlan:
     held_out: bool  # eval_strategy is on: the trainer evaluates the domain's eval task on held-out problems
     main_process: bool  # process 0: the one that prints
     tool_setup: ToolSetup | None  # config ``tools``: the tokenizer, limits, schemas, environment (tool_checks.py)
-    # config ``inspect_task``: the prepared task, its row (``domain``) and run.json's section (inspect_task.py)
-    inspect_task: BridgedTask | None = None
+    # config ``inspect_task``: inspect_tasks.domain.TaskRow (the prepared task, its row, the split, run.json's
+    # section), made by train/config/inspect_task.py
+    inspect_task: object | None = None
 
     @property
     def reward_names(self) -> tuple[str, ...]:
