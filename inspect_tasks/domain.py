@@ -240,6 +240,11 @@ class TaskRow:
     split: tuple[list[str], list[str]]
     record: dict
 
+    def prompts_of(self, eval_task) -> list:
+        """The messages the chain sends at its first generate for each sample of ``eval_task`` (the held-out eval's
+        task), as recorded: what the policy sees, by which it plans its batches."""
+        return [self.task.prompts[str(sample.id)].messages for sample in eval_task.dataset]
+
 
 def prepared_row(
     spec: str,
@@ -255,10 +260,12 @@ def prepared_row(
     ``task_domain``, for a run: ``task_args`` as the config gives them (``k=v`` items)."""
     task = prepare_task(spec, parse_task_args(task_args), sandbox=sandbox, grader_model=grader_model)
     domain, names, split = task_domain(task, held_out=held_out, seed=seed, taken=taken)
-    return TaskRow(task, domain, names, split, run_record(task, names, split, held_out, seed))
+    return TaskRow(task, domain, names, split, run_record(task, domain, names, split, held_out, seed))
 
 
-def run_record(task: TrainingTask, names: dict, split: tuple[list[str], list[str]], held_out: float, seed: int) -> dict:
+def run_record(
+    task: TrainingTask, domain: Domain, names: dict, split: tuple[list[str], list[str]], held_out: float, seed: int
+) -> dict:
     """run.json's ``inspect_task``: the task as ``inspect eval`` names it, its arguments, the solvers and scorers
     (with the ``inspect score`` arguments that re-create each), the rewards, and the split by id."""
     train_ids, held_ids = split
@@ -275,6 +282,8 @@ def run_record(task: TrainingTask, names: dict, split: tuple[list[str], list[str
         "grader_model": task.grader_model,
         "held_out": {"rule": f"sha256(seed:id), first {len(held_ids)}", "share_or_count": held_out, "seed": seed},
         "samples": len(task.samples),
+        # what the run's curve draws of this row (scripts/plot_run.py reads it here: the row is made at run time)
+        "plot": {"metrics": [list(m) for m in domain.metrics], "eval_metric": list(domain.eval_metric)},
         "train_ids": train_ids,
         "held_out_ids": held_ids,
     }

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, get_model
+from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, Model, get_model
 from inspect_ai.util import SandboxEnvironmentSpec
 
 from inspect_tasks.loading import TaskError, load_task, resolve_spec, samples_with_ids, task_file
@@ -207,9 +207,10 @@ def _refusal(task: Task, error: ChainError, grader: str | None) -> str:
     )
 
 
-def _load_grader(name: str | None):
-    if name is None:
-        return None
+def _load_grader(name):
+    """The grader model: ``PROVIDER/MODEL`` loaded by Inspect, or a ``Model`` as it is (None: none)."""
+    if name is None or isinstance(name, Model):
+        return name
     try:
         return get_model(name, memoize=False)
     except Exception as exc:  # a provider that cannot start (no key, not installed): the user's to fix, named
@@ -257,7 +258,7 @@ def prepare_task(
         replayer=replayer,
         sandbox=sandbox_spec.type if sandbox_spec else None,
         mapped_from=mapped_from,
-        grader_model=grader_model,
+        grader_model=str(grader_model) if grader_model is not None else None,
     )
 
 

@@ -62,7 +62,7 @@ def rollout_log(name: str, tmp_path):
         started_at=start,
         completed_at=start + timedelta(seconds=3),
     )
-    record = run_record(task, names, split, 0.0, 0)
+    record = run_record(task, domain, names, split, 0.0, 0)
     metadata = {"policy_model": "policy", "inspect_task": {k: v for k, v in record.items() if "ids" not in k}}
     path = tmp_path / f"{name}.eval"
     write_eval_log(build_log(rollouts, G, metadata), str(path))

@@ -164,6 +164,20 @@ def test_what_cannot_train_is_refused_naming_the_solver_or_scorer(name, refusal)
         prepare_task(spec(name))
 
 
+def test_a_model_graded_scorer_trains_with_the_grader_named():
+    """The grader is bound to the scorer's ``grader`` role (here a stand-in that grades by the completion's text)."""
+    from inspect_ai.model import get_model
+
+    from tests.helpers.mock_models import mock_output
+
+    def grade(messages, tools, tool_choice, config):
+        return mock_output("GRADE: C" if "ANSWER: 2\n" in messages[-1].text + "\n" else "GRADE: I")
+
+    graded = prepare_task(spec("graded"), grader_model=get_model("mockllm/model", custom_outputs=grade))
+    scored = graded.score_many([("jar-1-1", "ANSWER: 2"), ("jar-1-1", "ANSWER: 3")])
+    assert [s.rewards for s in scored] == [{"model_graded_qa": 1.0}, {"model_graded_qa": 0.0}]
+
+
 @pytest.mark.parametrize(
     ("task_spec", "refusal"),
     [

@@ -24,6 +24,7 @@ from inspect_ai.scorer import value_to_float
 from inspect_ai.util import registry_create
 
 from tests.helpers import BIN, CPU_CONFIG, REPO
+from train.artifacts import curve
 from train.grpo import cli
 
 PAGE = REPO / "docs" / "inspect-tasks.md"
@@ -108,6 +109,18 @@ def test_run_json_records_the_split_the_page_evaluates(trained):
         "prompt_template",
         "generate",
     ]
+
+
+def test_the_run_curve_draws_the_tasks_reward_and_held_out_eval(trained):
+    """The row is made at run time; scripts/plot_run.py, another process, reads its lines from run.json."""
+    _, run, _, _ = trained
+    lines, headlines = curve.recorded_row(run)
+    assert lines == (("rewards/last_line_answer/mean", "last_line_answer", "-"),)
+    assert headlines == (("eval_last_line_answer/accuracy", "held-out last_line_answer (accuracy)"),)
+    history = curve.load_history(run)
+    ((label, steps, _, problems),) = curve.held_out_points(history, headlines)
+    assert (steps, problems) == ([1], 4)
+    assert curve.plot(run).is_file()
 
 
 def test_the_held_out_eval_ran_the_task_on_the_held_out_ids(trained):
