@@ -82,7 +82,7 @@ ROWS = (
         "—",
     ),
     Row("inspect_evals_arc_easy", "inspect_evals `arc_easy`: `choice()`", "2 local samples", "—"),
-    Row("inspect_evals_boolq", "inspect_evals `boolq`: `pattern(Yes|No)`", "2 local samples", "—"),
+    Row("inspect_evals_boolq", "inspect_evals `boolq`: an anchored `pattern()` for Yes or No", "2 local samples", "—"),
     Row("inspect_evals_squad", "inspect_evals `squad`: `f1()`, `exact()`", "2 local samples", "`exact()` alone"),
     Row("inspect_evals_drop", "inspect_evals `drop`: `f1(extract_answer)`", "2 local samples", "an exact-match scorer"),
 )
