@@ -10,5 +10,7 @@ scorers are the reward. Below ``train`` and ``evals``, which both use it; ``prob
   and ``-T``-style arguments; samples with ids
 - ``domain``: a prepared task as a row of the domain table (problems/domains.py) at run time, so a run on a task
   takes the path every domain takes: plan, rewards, held-out eval, rollout logs
+- ``scorer_probe``: the exploit probe for a task's scorers: cheats that need no solving built from each sample, scored
+  through the task's replay, and paid for more than one answer at once (a swapped target pays too) or for none
 - ``seams``: Inspect's non-public names this package uses, in one module
 """
