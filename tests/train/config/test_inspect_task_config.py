@@ -3,14 +3,18 @@ for the run and becomes the row the plan resolves; the start-up line says what i
 it on the command line, rewards that are not the task's, or held-out evals without held-out samples are refused
 before any model loads. No weights: the plan stops short of the model."""
 
+import dataclasses
 import re
+from types import SimpleNamespace
 
 import pytest
 
 from inspect_tasks.loading import TaskError
 from problems.domains import DOMAINS
 from tests.helpers import CPU_CONFIG, REPO
-from train.config import ConfigError, parse_config, resolve_run
+from train.config import ConfigError, ScriptArguments, parse_config, resolve_run
+from train.config.inspect_task import bridge
+from train.config.recipe_base import resolve_recipe
 
 TASKS = REPO / "tests" / "fixtures" / "inspect_tasks" / "tasks.py"
 MARBLES = f"{TASKS}@marbles"
@@ -75,3 +79,22 @@ def test_held_out_evals_need_held_out_samples():
 def test_a_task_that_cannot_train_stops_the_plan():
     with pytest.raises(TaskError, match=re.escape("solver 'self_critique' calls a model itself")):
         resolve_run(*parse_config(["--config", CPU_CONFIG, "--inspect_task", f"{TASKS}@critique"]))
+
+
+@pytest.mark.parametrize(
+    "recipe", ["qwen2.5-1.5b-qlora-vllm.yaml", "qwen2.5-1.5b-qlora.yaml", "qwen2.5-3b-qlora-vllm.yaml"]
+)
+def test_a_gpu_recipe_takes_the_same_key(recipe):
+    """A GPU recipe (GSM8K, correctness + format weighed 1 and 0, held-out evals on) on a task: its data and rewards
+    are the task's, its held-out evals the task's held-out ids. Checked where it is decided (GPU recipes do not parse
+    on a machine without a GPU)."""
+    mapping = resolve_recipe(REPO / "configs" / recipe)
+    keys = {f.name for f in dataclasses.fields(ScriptArguments)}
+    script = ScriptArguments(
+        **{k: v for k, v in mapping.items() if k in keys}, inspect_task=MARBLES, inspect_held_out=2
+    )
+    training = SimpleNamespace(reward_weights=mapping["reward_weights"])
+    row = bridge(script, training, main_process=False)
+    assert (mapping["dataset"], mapping["eval_strategy"]) == ("gsm8k", "steps")
+    assert (script.dataset, script.reward_funcs, training.reward_weights) == (MARBLES, ["last_line_answer"], None)
+    assert len(row.split[1]) == 2 and row.domain.held_out(script, None, 64) == {"limit": None, "max_tokens": 64}
