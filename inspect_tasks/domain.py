@@ -71,7 +71,7 @@ def split_ids(ids: list[str], held_out: float, seed: int) -> tuple[list[str], li
     alone, never on their order or on the machine.
 
     >>> split_ids(["a", "b", "c", "d"], 0.5, 0)
-    (['a', 'd'], ['b', 'c'])
+    (['b', 'c'], ['a', 'd'])
     >>> split_ids(["a", "b", "c", "d"], 0, 0)
     (['a', 'b', 'c', 'd'], [])
     """

@@ -34,7 +34,7 @@ def parse_task_args(items: list[str] | tuple[str, ...] | dict | None) -> dict:
     YAML scalars, ``a,b`` a list. A mapping (YAML) is taken as it is.
 
     >>> parse_task_args(["fewshot=0", "level=hard", "seeds=1,2"])
-    {'fewshot': 0, 'level': 'hard', 'seeds': [1, 2]}
+    {'fewshot': 0, 'level': 'hard', 'seeds': ['1', '2']}
     """
     if not items:
         return {}
