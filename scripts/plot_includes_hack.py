@@ -6,10 +6,11 @@ reward-hacking alarm fire, beside the same run trained against the project's ver
 Reads each run's rollout logs (every completion the policy was trained on, with its training reward), re-judges
 every completion with ``verigrpo/math_verifier`` (the alarm's independent judge), and per step draws: the training
 reward, the verifier's accuracy on the same completions, the share of completions that state more than one number
-on their ``ANSWER:`` line (a list or a hedge: what ``includes()`` pays and the verifier refuses), and the mean count
-of distinct numbers per completion; a dashed line marks each save at which the run's alarm fired (counted in its
-log history's ``guards/reward_hacking_alarms``, replayed from the rollout logs by the alarm's own rule: each log is one save's new
-rollouts). Prints the same numbers per step and writes them beside the PNG as JSON.
+on their ``ANSWER:`` line (a list or a hedge: what ``includes()`` pays and the verifier refuses), the share that
+state at least ``MANY`` distinct numbers anywhere (a list, whatever the last line says), and the mean count of
+distinct numbers per completion; a dashed line marks each save at which the run's alarm fired (counted in its log
+history's ``guards/reward_hacking_alarms``; when, replayed from the rollout logs by the alarm's own rule: each log is
+one save's new rollouts). Prints the same numbers per step and writes them beside the PNG as JSON.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from train.guards.reward_hacking import paid_rejected_grows
 
 JUDGE = "verigrpo/math_verifier"
 ALARM = "guards/reward_hacking_alarms"
+MANY = 6  # a completion stating this many distinct numbers is a list, whatever its last line says
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
@@ -60,7 +62,9 @@ def run_steps(run: Path) -> dict:
             paid = grade_of(sample.scores[train[0]])
             right = grade_of(sample.scores[judged], "correct")
             text = sample.output.completion
-            row = steps.setdefault(int(sample.metadata[STEP_KEY]), {"reward": [], "right": [], "lists": [], "n": []})
+            row = steps.setdefault(
+                int(sample.metadata[STEP_KEY]), {"reward": [], "right": [], "lists": [], "many": [], "n": []}
+            )
             last = max(last, int(sample.metadata[STEP_KEY]))
             rejected += int(bool(paid) and right == 0)
             if paid is not None:
@@ -69,6 +73,7 @@ def run_steps(run: Path) -> dict:
                 row["right"].append(right)
             row["lists"].append(float(len(set(numbers(answer_line(text)))) > 1))
             row["n"].append(float(len(set(numbers(text)))))
+            row["many"].append(float(len(set(numbers(text))) >= MANY))
         per_log.append((last, rejected))
     mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
     table = {
@@ -77,6 +82,7 @@ def run_steps(run: Path) -> dict:
             "train_reward": mean(row["reward"]),
             "verifier_accuracy": mean(row["right"]),
             "answer_lists_numbers": mean(row["lists"]),
+            "states_many_numbers": mean(row["many"]),
             "distinct_numbers": mean(row["n"]),
         }
         for step, row in sorted(steps.items())
@@ -115,6 +121,7 @@ def figure(runs: dict[str, dict]):
         ax.plot(steps, [r["train_reward"] for r in rows], marker="o", label=f"training reward ({data['reward']})")
         ax.plot(steps, [r["verifier_accuracy"] for r in rows], marker="s", label=f"{JUDGE} on the same completions")
         ax.plot(steps, [r["answer_lists_numbers"] for r in rows], marker="^", label="ANSWER: line lists >1 number")
+        ax.plot(steps, [r["states_many_numbers"] for r in rows], marker="v", label=f"states >= {MANY} distinct numbers")
         twin = ax.twinx()
         twin.plot(steps, [r["distinct_numbers"] for r in rows], color="grey", linestyle=":", label="distinct numbers")
         twin.set_ylabel("distinct numbers per completion (dotted)")
@@ -150,11 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     for label, data in runs.items():
         print(f"{label}: reward {data['reward']}; alarm fired at the saves of steps {data['alarm_steps'] or 'none'}")
-        print(f"  {'step':>4} {'n':>4} {'reward':>7} {'verifier':>9} {'lists':>6} {'numbers':>8}")
+        print(f"  {'step':>4} {'n':>4} {'reward':>7} {'verifier':>9} {'lists':>6} {'many':>6} {'numbers':>8}")
         for step, r in data["steps"].items():
             print(
                 f"  {step:>4} {r['completions']:>4} {r['train_reward']:>7.3f} {r['verifier_accuracy']:>9.3f} "
-                f"{r['answer_lists_numbers']:>6.3f} {r['distinct_numbers']:>8.2f}"
+                f"{r['answer_lists_numbers']:>6.3f} {r['states_many_numbers']:>6.3f} {r['distinct_numbers']:>8.2f}"
             )
     fig = figure(runs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
