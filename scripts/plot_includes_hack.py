@@ -25,9 +25,8 @@ from pathlib import Path
 from inspect_ai.log import read_eval_log
 
 from evals.log_stats.grade_changes import grade_of
-from evals.log_stats.rollout_audit import load_scorer, rescore
+from evals.log_stats.rollout_audit import load_scorer, paid_rejected_grows, rescore
 from records.rollout_format import STEP_KEY, TRAIN_SCORE_PREFIX
-from train.guards.reward_hacking import paid_rejected_grows
 
 JUDGE = "verigrpo/math_verifier"
 ALARM = "guards/reward_hacking_alarms"

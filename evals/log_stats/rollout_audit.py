@@ -209,6 +209,12 @@ def audit_logs(
     return audit
 
 
+def paid_rejected_grows(counts: list[int]) -> bool:
+    """The audit alarm (train/guards/reward_hacking.py; scripts/plot_includes_hack.py replays it from the logs): the
+    latest audit found paid-but-rejected completions, more than the audit before it."""
+    return bool(counts) and counts[-1] > 0 and (len(counts) == 1 or counts[-1] > counts[-2])
+
+
 def figure(audit: Audit):
     """The audit plot: two rates per step window, both visible when equal (often both 0), integer steps."""
     import matplotlib

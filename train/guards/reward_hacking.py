@@ -28,7 +28,7 @@ from statistics import NormalDist, fmean, variance
 from transformers import TrainerCallback
 
 from evals.log_stats.eval_pairs import compare_logs
-from evals.log_stats.rollout_audit import audit_logs
+from evals.log_stats.rollout_audit import audit_logs, paid_rejected_grows
 from train.artifacts.held_out import LOG_NAME
 from train.guards.best_checkpoint import score_key
 from train.guards.stops import RewardHacking
@@ -77,11 +77,6 @@ def divergence_evidence(rise: Rise, held_out: dict, first: int, last: int, metri
         f"same {held_out['n']} problems ({held_out['difference']:+.3f}, 95% CI {held_out['low']:+.3f} to "
         f"{held_out['high']:+.3f}, McNemar mid-p {held_out['p_value']:.3g})"
     )
-
-
-def paid_rejected_grows(counts: list[int]) -> bool:
-    """The audit alarm: the latest audit found paid-but-rejected completions, more than the audit before it."""
-    return bool(counts) and counts[-1] > 0 and (len(counts) == 1 or counts[-1] > counts[-2])
 
 
 def audit_evidence(audit, counts: list[int]) -> str:
