@@ -29,10 +29,12 @@ The families (``FAMILIES``), each built from the sample's question, target and c
   (``24.00001``: a scorer that rounds pays a whole bucket of values), one unit off, with a digit before it
   (``124`` for 24: a scorer reading the end pays it for 4, 24 and 124).
 
-Each non-line cheat is played bare, after ``ANSWER:`` and inside ``\boxed{}``. The probe needs one thing of the
-caller: ``score(sample, completion) -> {reward name: float | None}``, the rewards training would pay (the task's
-solver chain replayed with the completion as the model's output, the scorers, Inspect's ``value_to_float``). A
-``None`` (a scorer error the bridge counts) is no pay; an exception is recorded and reported.
+Each non-line cheat is played bare, after ``ANSWER:`` and inside ``\boxed{}``. Training's pre-flight calls
+``preflight`` (train/config/exploit_preflight.py) and ``scripts/probe_exploits.py --inspect_task`` calls
+``probe_prepared_task``, both on the rewards that judge (``judging_rewards``). Underneath, the probe needs one thing
+of the caller: ``score(sample, completion) -> {reward name: float | None}``, the rewards training would pay (the
+task's solver chain replayed with the completion as the model's output, the scorers, Inspect's ``value_to_float``).
+A ``None`` (a scorer error the bridge counts) is no pay; an exception is recorded and reported.
 """
 
 from __future__ import annotations
@@ -271,15 +273,16 @@ def build_cheats(sample: Sample, prompt: str | None = None) -> list[Cheat]:
         echoed = [letter for letter in LETTERS[: len(sample.choices or [])] if re.search(rf"\b{letter}\)", prompt)]
     elif kind.kind == "yesno":
         echoed = [w for w in ("Yes", "No") if re.search(rf"\b{w}\b", prompt, re.IGNORECASE)]
-    else:
-        found = kind.text and re.search(re.escape(kind.text), prompt, re.IGNORECASE)
-        echoed = ([kind.text] if found else []) + _spans(prompt, max(1, len(kind.text.split())), kind, SWAPS)
-        echoed = list(dict.fromkeys([*echoed[:1], *(o for o in others if re.search(re.escape(o), prompt)), *echoed]))
+    else:  # the target (when the prompt holds it), the alternatives the prompt holds, other spans of the prompt
+        found = [kind.text] if kind.text and re.search(re.escape(kind.text), prompt, re.IGNORECASE) else []
+        mentioned = [other for other in others if re.search(re.escape(other), prompt)]
+        spans = _spans(prompt, max(1, len(kind.text.split())), kind, SWAPS)
+        echoed = list(dict.fromkeys([*found, *mentioned, *spans]))
     cheats.append(Cheat("the prompt", ECHO, prompt, tuple(echoed)))
 
-    # the prompt's numbers, without arithmetic
+    # the prompt's numbers, without arithmetic (where the answer can be a number: not a choice letter or yes/no)
     distinct = list(dict.fromkeys(numbers))
-    if len(distinct) >= 2:
+    if len(distinct) >= 2 and kind.kind in ("number", "text"):
         stated = _stated_numbers(distinct, kind)
         cheats += _framed("the numbers listed", NUMBERS, ", ".join(distinct), stated)
         cheats += _framed("the numbers side by side", NUMBERS, " ".join(distinct), stated)
