@@ -223,6 +223,9 @@ class RegisteredDomains(dict):
 DOMAINS: dict[str, Domain] = RegisteredDomains()
 
 
+_RUN_ROWS: set[str] = set()  # the names of the rows add_run_row made
+
+
 def add_run_row(domain: Domain) -> None:
     """Add a row made at run time (an Inspect task a run trains on: inspect_tasks/domain.py) to this process's table,
     after the registered ones; it replaces an earlier run-time row of the same name, never a built-in one."""
@@ -231,6 +234,14 @@ def add_run_row(domain: Domain) -> None:
     if known is not None and known.name in BUILTIN:
         raise DomainRegistrationError(f"a run-time row cannot replace the built-in domain {domain.name!r}")
     dict.__setitem__(DOMAINS, domain.name, domain)
+    _RUN_ROWS.add(domain.name)
+
+
+def drop_run_rows() -> None:
+    """Remove the rows made at run time, for a process that goes on after its run (a test session, a notebook)."""
+    for name in _RUN_ROWS:
+        dict.pop(DOMAINS, name, None)
+    _RUN_ROWS.clear()
 
 
 def all_sources() -> tuple[str, ...]:
