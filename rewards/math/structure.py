@@ -60,7 +60,7 @@ _UNICODE = {
     "\u00d7": r"\times ",
     "\u22c5": r"\cdot ",
     "\u00b7": r"\cdot ",
-    "\u00f7": "/",
+    "\u00f7": r"\div ",  # a division sign is a computation (3 ÷ 4), never the fraction 3/4
     "\u03c0": r"\pi ",
     "\u221e": r"\infty ",
     "\u221a": r"\sqrt",  # with its operand in braces: rewards.math.juxtaposition.unicode_roots
