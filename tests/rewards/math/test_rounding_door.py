@@ -148,6 +148,8 @@ WRITTEN = [
     P(r"\sqrt{2}\text{ cm}", r"1.41\text{ cm}", True, id="with-a-unit"),
     P(r"(\sqrt{2}, \pi)", "(1.41, 3.14)", True, id="in-a-tuple"),
     P(r"\sqrt{2} + \frac{\pi}{50}", "1.48", True, id="a-term-above-the-precision"),
+    P("3 ÷ 4 = 0.75", "0.75", True, id="a-division-with-its-result"),
+    P("x ÷ 2", "x/2", True, id="a-division-sign-in-an-expression"),
     # written values that do not round to the reference
     P(r"\sqrt{2}", "1.42", False, id="root-wrong-last-digit"),
     P(r"\sqrt{3}", "1.41", False, id="another-root"),
@@ -161,7 +163,14 @@ WRITTEN = [
     P(r"\frac{\pi}{4}", "0.8", False, id="one-digit-decimal"),
 ]
 
-ALL_REFUSED = ISSUE_ROWS + VACUOUS + EPSILON + IRRATIONAL_COMPUTATIONS + RATIONAL_COMPUTATIONS
+# ---- the division sign is an operator, never a fraction bar (found by the exploit probe on decimal answers) ------
+DIVISION_SIGN = [
+    P("3 ÷ 4", "0.75", id="division-sign-for-a-decimal"),
+    P("3 ÷ 4", "3/4", id="division-sign-for-a-fraction"),
+    P(r"3 \div 4", "0.75", id="div-for-a-decimal"),
+]
+
+ALL_REFUSED = ISSUE_ROWS + VACUOUS + EPSILON + IRRATIONAL_COMPUTATIONS + RATIONAL_COMPUTATIONS + DIVISION_SIGN
 
 
 @pytest.mark.parametrize(("candidate", "reference"), ALL_REFUSED)
