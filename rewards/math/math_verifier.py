@@ -15,7 +15,9 @@ Rounding: a reference written with N decimals and at least two significant digit
 candidate only when the candidate is exact and has no finite decimal expansion (``\sqrt{2}`` for
 ``1.41``, ``1/3`` for ``0.33``): only then must the reference be an approximation. A one-digit decimal
 (``0.2``) is exact only: rounding to it would pay ``1/6`` for an exact 1/5. Decimals, and fractions with a finite decimal
-(``89/20`` = 4.45), are compared exactly (``7.249`` is not ``7.25``).
+(``89/20`` = 4.45), are compared exactly (``7.249`` is not ``7.25``). Beyond a number written out, only a *written
+value* may round (``rewards.math.written_values``): never a computation (``\log_4 32``), a vacuous factor
+(``\cdot e^{0}``) or a sum with a term below the reference's precision (``27.54 + 10^{-20}\pi``).
 """
 
 from __future__ import annotations

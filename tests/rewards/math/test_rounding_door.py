@@ -115,6 +115,7 @@ WRITTEN = [
     P(r"\frac{\sqrt{3}}{2}", "0.87", True, id="root-over-two"),
     P(r"\frac{3\sqrt{2}}{4}", "1.06", True, id="coefficient-root-over-four"),
     P(r"\frac{1}{\sqrt{2}}", "0.71", True, id="one-over-root"),
+    P(r"\sqrt{8}/2", "1.41", True, id="unsimplified-root-over-two"),
     P(r"\frac{1+\sqrt{5}}{2}", "1.62", True, id="golden-ratio"),
     P("(1+sqrt(5))/2", "1.62", True, id="golden-ratio-plain"),
     P(r"\frac{\sqrt{6}-\sqrt{2}}{4}", "0.26", True, id="difference-of-roots"),
