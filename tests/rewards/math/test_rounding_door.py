@@ -234,3 +234,18 @@ def test_the_precision_rule_is_the_reference_s_last_place():
         written_values.check(r"\sqrt{2} + \frac{\pi}{800}", 2)
     written_values.check(r"\sqrt{2} + \frac{\pi}{800}", 3)
     assert is_correct(r"\sqrt{2} + \frac{\pi}{800}", "1.418") and not is_correct(r"\sqrt{2} + \frac{\pi}{800}", "1.42")
+
+
+def test_the_written_value_reader_only_ever_says_not_written():
+    """Token soup from the grammar's own pieces: every refusal is ``NotWritten`` (a verdict), never another error."""
+    import random
+
+    pieces = [r"\pi", "e", "2", "0", "1", "10", "9" * 15, "7.5", r"\sqrt", r"\frac", "{", "}", "(", ")", "^", "_"]
+    pieces += ["-", "+", r"\cdot", "*", "/", r"\ln", r"\log", "sqrt", "cbrt", "[", "]", " ", "x", r"\sin", "1e5"]
+    rng = random.Random(50)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        try:
+            written_values.check(text, rng.choice([1, 2, 4]))
+        except written_values.NotWritten:
+            pass
