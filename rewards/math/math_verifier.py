@@ -255,7 +255,9 @@ def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget, worked: bo
     places = ref_num.rounding_places if ref_num is not None else None
     # a number is read once, as the number rules read it (1e1 is 10, never 1*e*1), whatever the reference is
     cand_text = _as_latex(cand_num.value) if cand_num is not None and ref_num is None else cand_q.core
-    status, detail = _symbolic(cand_text, ref_q.core, places, budget)
+    # a number reference is sent as its exact value (2.3148 \times 10^{-3} is 23148/10^7, never a float product)
+    ref_text = _as_latex(ref_num.value) if ref_num is not None else ref_q.core
+    status, detail = _symbolic(cand_text, ref_text, places, budget)
     if status == "equal":
         return
     if status == "ref_invalid":

@@ -151,6 +151,13 @@ WRITTEN = [
     P(r"\sqrt{2} + \frac{\pi}{50}", "1.48", True, id="a-term-above-the-precision"),
     P("3 ÷ 4 = 0.75", "0.75", True, id="a-division-with-its-result"),
     P("x ÷ 2", "x/2", True, id="a-division-sign-in-an-expression"),
+    # a reference in scientific notation states its decimal places too (2.3148 \times 10^{-3}: 7)
+    P(r"\frac{1}{432}", r"2.314814814815 \times 10^{-3}", True, id="fraction-for-a-scientific-reference"),
+    P(r"\frac{1}{432}", "2.3148e-3", True, id="fraction-for-an-e-reference"),
+    P(r"\frac{\sqrt{2}}{1000}", r"1.41 \times 10^{-3}", True, id="root-for-a-scientific-reference"),
+    P(r"\frac{1}{431}", r"2.3148 \times 10^{-3}", False, id="another-fraction-for-a-scientific-reference"),
+    P("0.00231", r"2.3148 \times 10^{-3}", False, id="a-decimal-is-exact"),
+    P(r"\frac{3001}{2}", r"1.5 \times 10^{3}", False, id="no-places-above-the-point"),
     # written values that do not round to the reference
     P(r"\sqrt{2}", "1.42", False, id="root-wrong-last-digit"),
     P(r"\sqrt{3}", "1.41", False, id="another-root"),
