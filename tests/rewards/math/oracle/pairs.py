@@ -914,6 +914,16 @@ def _computation(rng: random.Random, tree: E, written: str, reference: Fraction,
     )
 
 
+def _scientific(value: Fraction, places: int) -> str:
+    """``0.0231`` as ``2.31 \\times 10^{-2}`` (the same stated places), when the value is below 1; else the decimal."""
+    shift = 0
+    while 0 < abs(value) * 10**shift < 1:
+        shift += 1
+    if shift == 0 or places - shift < 1:
+        return _decimal(value, places)
+    return f"{_decimal(value * 10**shift, places - shift)} \\times 10^{{-{shift}}}"
+
+
 def rounding_pair(rng: random.Random) -> Pair:
     """A decimal reference rounded from an exact value: the written value (``\\sqrt{2}`` for ``1.41``) is paid when
     it rounds, and nothing else is: not a near written value, not a computation of the reference's value, not a
@@ -933,7 +943,7 @@ def rounding_pair(rng: random.Random) -> Pair:
         if found is not None:
             break
     reference, places = found
-    ref_text = _decimal(reference, places)
+    ref_text = _scientific(reference, places) if rng.random() < 0.15 else _decimal(reference, places)
     rm = Meaning("rounded", (reference,), labels=(places,))
     pick = rng.random()
     if pick < 0.5:
