@@ -21,10 +21,10 @@ the answer's tokens (the closed vocabulary of ``rewards.math.tokens``), and rule
   fraction that reduces (``\frac{2\pi}{4}``, ``\frac{2}{\sqrt{2}}``); no radical of a perfect power
   (``\sqrt{6.25}``, ``\sqrt{\frac{25}{4}}``, ``\sqrt{4}``), no rational logarithm (``\log_4 32``); no two radicals in
   one product and at most one logarithm in the answer; no zero term and no like terms (``\sqrt{8} + \sqrt{2}``,
-  ``1 + 2 + \sqrt{2}``), so the value is irrational and has no shorter spelling in the grammar.
+  ``1 + 2 + \sqrt{2}``), so nothing in it cancels or combines (a radical need not be simplified: ``\sqrt{8}``).
 * **No term below the reference's precision**: in a sum, every term (after distributing a factor over a
   bracket or a numerator) must be at least one unit of the reference's last place (``10^{-N}`` for ``N``
-  decimals): ``\frac{83}{3} + \frac{\pi}{10^{9}}`` is a near miss with a negligible term, not a value.
+  decimals): ``\frac{83}{3} + \frac{\pi}{1000000000}`` is a near miss with a negligible term, not a value.
 
 The value then still has to round to the reference (``rewards.math.symbolic.rounds_to``, in a worker). This module
 decides only whether the door is open. Plain Python (``fractions``, ``math``): it runs on the host, before any
