@@ -49,9 +49,8 @@ class UnreadableRows(DatasetError):
         self.name, self.rows, self.total, self.hint = name, list(rows), total, hint
         listed = "".join(f"\n  {row}" for row in self.rows[:SHOWN_BAD_ROWS])
         rest = len(self.rows) - SHOWN_BAD_ROWS
-        more = f"\n  ... and {rest} more" if rest > 0 else ""
-        count = f"{len(self.rows)} of {total} rows cannot" if len(self.rows) > 1 else f"1 of {total} rows cannot"
-        super().__init__(f"{name}: {count} be read:{listed}{more}\n{hint}")
+        more = f"\n  ... and {rest:,} more" if rest > 0 else ""
+        super().__init__(f"{name}: {len(self.rows):,} of {total:,} rows cannot be read:{listed}{more}\n{hint}")
 
     def with_hint(self, hint: str) -> UnreadableRows:
         """The same rows, ending with the fix as the caller's own option names it."""
