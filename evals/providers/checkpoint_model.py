@@ -269,7 +269,7 @@ def checkpoint_api() -> type:
             ModelAPI.__init__(self, str(run_dir), base_url, api_key, ["HF_TOKEN"], config)
             self.tool_api = None
             self._weights = (str(run_dir), base_url, api_key, config, {**args, **model_args})  # load()'s, until then
-            self._load_error: BaseException | None = None
+            self._load_error: Exception | None = None
             # registered under the name the model events carry, or Inspect builds the provider again (model_info.py)
             register_model_info(PROVIDER, self.model_name, context_length(run_dir, run["config"]["model"]))
             print(
@@ -314,7 +314,7 @@ def checkpoint_api() -> type:
                 if self.shared_prefix:
                     install(self.model, self.tokenizer)
                 self.tool_api = _tool_api(self.run_dir, self.model, self.tokenizer, self.model_name)
-            except BaseException as exc:
+            except Exception as exc:
                 self._load_error = exc
                 raise
 
