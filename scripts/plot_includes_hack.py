@@ -113,30 +113,41 @@ def figure(runs: dict[str, dict]):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    fig, axes = plt.subplots(1, len(runs), figsize=(6.5 * len(runs), 4.2), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(runs), figsize=(6 * len(runs), 4.4), sharey=True, squeeze=False)
+    most = max((r["distinct_numbers"] for data in runs.values() for r in data["steps"].values()), default=1.0)
+    twins = []
     for ax, (label, data) in zip(axes[0], runs.items()):
         steps = list(data["steps"])
         rows = list(data["steps"].values())
-        ax.plot(steps, [r["train_reward"] for r in rows], marker="o", label=f"training reward ({data['reward']})")
+        ax.plot(steps, [r["train_reward"] for r in rows], marker="o", label="training reward (the run's judge)")
         ax.plot(steps, [r["verifier_accuracy"] for r in rows], marker="s", label=f"{JUDGE} on the same completions")
         ax.plot(steps, [r["answer_lists_numbers"] for r in rows], marker="^", label="ANSWER: line lists >1 number")
         ax.plot(steps, [r["states_many_numbers"] for r in rows], marker="v", label=f"states >= {MANY} distinct numbers")
         twin = ax.twinx()
         twin.plot(steps, [r["distinct_numbers"] for r in rows], color="grey", linestyle=":", label="distinct numbers")
-        twin.set_ylabel("distinct numbers per completion (dotted)")
-        twin.set_ylim(bottom=0)
+        twin.set_ylim(0, most * 1.1)
+        twins.append(twin)
         for step in data["alarm_steps"]:
             ax.axvline(step, color="red", linestyle="--", linewidth=1)
-        if data["alarm_steps"]:
-            ax.text(data["alarm_steps"][0], 1.0, " alarm", color="red", va="top")
-        ax.set_title(label)
+            ax.text(step, 1.04, "alarm", color="red", ha="center", va="bottom", fontsize=8)
+        fired = (
+            f"alarm fired at steps {', '.join(map(str, data['alarm_steps']))}"
+            if data["alarm_steps"]
+            else "alarm never fired"
+        )
+        ax.set_title(f"{label}\n({fired})", fontsize=10, pad=14)
         ax.set_xlabel("training step")
-        ax.set_ylim(-0.02, 1.05)
+        ax.set_ylim(-0.02, 1.04)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
+    for twin in twins[:-1]:
+        twin.tick_params(labelright=False)
+    twins[-1].set_ylabel("distinct numbers per completion (dotted)")
     axes[0][0].set_ylabel("share of the step's completions")
-    axes[0][0].legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    twin_handles, twin_labels = twins[0].get_legend_handles_labels()
+    fig.legend(handles + twin_handles, labels + twin_labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
 
@@ -164,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     fig = figure(runs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=100)
+    fig.savefig(args.out, dpi=80)
     args.out.with_suffix(".json").write_text(json.dumps(runs, indent=1) + "\n")
     print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
     return 0
