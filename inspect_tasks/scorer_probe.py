@@ -272,7 +272,9 @@ def build_cheats(sample: Sample, prompt: str | None = None) -> list[Cheat]:
     elif kind.kind == "letter":
         echoed = [letter for letter in LETTERS[: len(sample.choices or [])] if re.search(rf"\b{letter}\)", prompt)]
     elif kind.kind == "yesno":
-        echoed = [w for w in ("Yes", "No") if re.search(rf"\b{w}\b", prompt, re.IGNORECASE)]
+        # the target and its opposite (yes/no, true/false) as the target is written: a swap must be an answer the
+        # scorer could take, not 'Yes' for a scorer that compares with 'no' as written
+        echoed = [w for w in (kind.text, *others) if re.search(rf"\b{re.escape(w)}\b", prompt, re.IGNORECASE)]
     else:  # the target (when the prompt holds it), the alternatives the prompt holds, other spans of the prompt
         found = [kind.text] if kind.text and re.search(re.escape(kind.text), prompt, re.IGNORECASE) else []
         mentioned = [other for other in others if re.search(re.escape(other), prompt)]

@@ -171,6 +171,22 @@ def _rounded(stated: str, target: str) -> bool:
         return False
 
 
+@pytest.mark.parametrize(("target", "pair"), [("no", "yes or no"), ("No", "Yes or No"), ("false", "true or false")])
+def test_an_echoed_prompt_that_offers_both_answers_is_a_hedge_in_the_targets_own_case(target, pair):
+    """A yes/no (or true/false) prompt that spells out both answers, echoed, states both: a scorer that pays a
+    'Verdict:' line holding the target pays the echo under either target. The swap writes the other answer as the
+    target is written (lower case here); with 'Yes' it swapped in a string this case-sensitive scorer never pays."""
+    sample = Sample(id="q", input=f"Is 17 even?\nFinish with: Verdict: {pair}", target=target)
+
+    def verdict_holds_target(text, target):
+        line = text.rsplit("Verdict:", 1)[1] if "Verdict:" in text else ""
+        return float(target in line)
+
+    report = _probe(verdict_holds_target, sample)
+    echo = [f for f in report.cheats if f.family == ECHO]
+    assert report.failed("r") and echo and echo[0].why == "paid for more than one answer at once", report.table()
+
+
 def test_a_scorer_that_pays_everything_is_named_for_paying_no_answer():
     report = _probe(lambda text, target: 1.0)
     empty = [f for f in report.cheats if f.cheat == "empty"]
