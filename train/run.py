@@ -15,6 +15,7 @@ from pathlib import Path
 from trl import get_peft_config, get_quantization_config
 
 from cpu.bnb_cpu import keep_training_kernel
+from records.inspect_seams import load_hooks_quietly
 from rewards.math.worker_pool import warm_up
 from train.artifacts.held_out import held_out_eval
 from train.artifacts.manifest import build_manifest, rollout_metadata, write_manifest
@@ -65,6 +66,7 @@ def trainer_for(plan: RunPlan):
     train_dataset = to_dataset(problems, script_args.num_shots, tools=plan.tools, domain=plan.domain)
     exploit_preflight(problems, plan)  # a reward that pays a scripted cheat stops here (exit 2)
     held_out = held_out_eval(plan)  # the held-out problems load here too (None without held-out evals)
+    load_hooks_quietly()  # Inspect's banner, printed at the first eval or audit, would land inside the progress bar
     track_best(held_out, training_args)  # train/guards/run_guards.py
     tools = plan.tool_setup  # the python tool (train/config/tool_checks.py), None without tools
     engine = engine_factory(  # servers that do not answer, or cannot hold the longest prompt + completion, stop it here

@@ -107,6 +107,9 @@ def test_held_out_evals_are_inspect_logs_of_the_policy_in_memory_and_are_drawn(r
 
     run, result, printed = run_with_evals
     assert result["global_step"] == 2 and len(training_entries(result["log_history"])) == 2
+    # no Inspect banner inside the progress bar (Inspect prints it once per process, at its first model: a worker that
+    # evaluated before would not show it either way; tests/records/test_inspect_seams.py checks it in a fresh process)
+    assert "hooks enabled" not in printed and "inspect_ai v" not in printed
 
     logs = sorted((run / "evals").glob("*.eval"))
     assert [p.name for p in logs] == [f"held-out-step00000{step}.eval" for step in (0, 1, 2)]
