@@ -89,7 +89,7 @@ def cli(argv: list[str] | None = None) -> int:
         return _error(exc, 4)
     except KeyboardInterrupt as exc:  # Ctrl-C: the last saved checkpoint and the exact command that resumes from it
         if getattr(exc, "main_process", True):
-            print(f"error: {interruption(exc, command)}", file=sys.stderr)
+            print(f"error: {interruption(exc, command, training_args.output_dir)}", file=sys.stderr)
         return 130  # 128 + SIGINT, as a shell reports a program Ctrl-C stopped
     return 0
 

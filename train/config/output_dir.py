@@ -169,23 +169,27 @@ class RunInterrupted(KeyboardInterrupt):
         self.output_dir, self.step, self.save_steps, self.main_process = output_dir, step, save_steps, main_process
 
 
-def interruption(exc: KeyboardInterrupt, command: list[str]) -> str:
-    """What Ctrl-C left and the exact command that goes on from it. ``command``: the command line that ran (its
-    ``--resume_from_checkpoint`` and ``--overwrite_output_dir`` are replaced)."""
-    if not isinstance(exc, RunInterrupted):
-        return "interrupted (Ctrl-C) before training started: nothing of this run was saved; run the command again."
+def interruption(exc: KeyboardInterrupt, command: list[str], output_dir: str) -> str:
+    """What Ctrl-C left in ``output_dir`` and the exact command that goes on from it. ``command``: the command line
+    that ran (its ``--resume_from_checkpoint`` and ``--overwrite_output_dir`` are replaced). ``exc``: RunInterrupted
+    from a training step, or a plain KeyboardInterrupt from outside one (the model loading, the final save)."""
     kept = _without(command, ("--resume_from_checkpoint", "--overwrite_output_dir"))
-    done = f"interrupted (Ctrl-C) during step {exc.step + 1} ({exc.step} completed)"
-    last = latest_checkpoint(exc.output_dir)
+    step = exc.step if isinstance(exc, RunInterrupted) else None
+    if step is None:
+        done = "interrupted (Ctrl-C) outside a training step"
+    else:
+        done = f"interrupted (Ctrl-C) during step {step + 1} ({step} completed)"
+    last = latest_checkpoint(output_dir)
     if last is None:
-        again = kept + (["--overwrite_output_dir", "true"] if previous_run(exc.output_dir) else [])
-        return (
-            f"{done}, before the first checkpoint (save_steps: {exc.save_steps}): nothing to resume from. "
-            f"Start over with:\n  {shlex.join(again)}"
-        )
+        again = kept + (["--overwrite_output_dir", "true"] if previous_run(output_dir) else [])
+        every = f" (save_steps: {exc.save_steps})" if step is not None else ""
+        return f"{done}, before the first checkpoint{every}: nothing to resume from. Start over with:\n  {shlex.join(again)}"
     saved = int(CHECKPOINT.match(last.name).group(1))
-    redo = f"; steps {saved + 1}-{exc.step} are trained again" if exc.step > saved + 1 else ""
-    redo = f"; step {exc.step} is trained again" if exc.step == saved + 1 else redo
+    redo = ""
+    if step is not None and step > saved:
+        redo = (
+            f"; step {step} is trained again" if step == saved + 1 else f"; steps {saved + 1}-{step} are trained again"
+        )
     return (
         f"{done}. The last saved checkpoint is {last} (step {saved}): it and the rollout logs up to it are complete"
         f"{redo}. Resume with:\n  {shlex.join([*kept, '--resume_from_checkpoint', str(last)])}"

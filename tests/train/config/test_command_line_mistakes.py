@@ -166,6 +166,21 @@ def test_the_demos_directory_and_an_empty_one_are_no_previous_run(tmp_path):
 # ---- Ctrl-C: the last saved checkpoint and the exact resume command (was exit 130 and nothing said) -----------------
 
 
+@pytest.mark.usefixtures("cpu_model")
+def test_ctrl_c_while_the_model_loads_says_so(monkeypatch, capsys, tmp_path):
+    def loading(plan):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train.run, "trainer_for", loading)
+    run = tmp_path / "run"
+    assert cli(["--config", CPU_CONFIG, "--output_dir", str(run)]) == 130
+    assert capsys.readouterr().err.splitlines() == [
+        "error: interrupted (Ctrl-C) outside a training step, before the first checkpoint: nothing to resume from. "
+        "Start over with:",
+        f"  python train/grpo.py --config {CPU_CONFIG} --output_dir {run}",
+    ]
+
+
 class InterruptedTrainer:
     """A trainer whose training saves ``saved`` checkpoints, then meets Ctrl-C after ``completed`` steps."""
 
