@@ -20,6 +20,10 @@ Written against inspect-ai 0.3.285 (pinned in pyproject.toml). What checks each:
   "inspect_ai v0.3.285 / hooks enabled: 1 / verigrpo/exit_status ...", on stdout when any are registered, the first
   time the process creates a model): ``load_hooks_quietly``; tests/records/test_inspect_seams.py.
 
+* ``PrerequisiteError`` (an exception Inspect's command line prints as its message alone, exit 1, where any other
+  raised while tasks are created is a traceback of 140-280 lines): tests/evals/test_task_errors.py runs
+  ``inspect eval`` with bad task arguments and counts the lines.
+
 ``sample_state()``, which the python tool's eval turns need, is in ``python_tool/seams.py``.
 Public Inspect API is used everywhere else (``inspect_ai.util.registry_create`` included).
 """
@@ -28,6 +32,7 @@ import contextlib
 import io
 
 from inspect_ai._util import registry as _inspect_registry
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai._util.registry import registry_name
 from inspect_ai.log._headline import _resolve_declared as resolve_declared_headline
 from inspect_ai.log._log import EvalMetricDefinition, EvalScorer
@@ -36,6 +41,7 @@ __all__ = [
     "load_hooks_quietly",
     "EvalMetricDefinition",
     "EvalScorer",
+    "PrerequisiteError",
     "hf_model_api",
     "registry_alias",
     "registry_name",

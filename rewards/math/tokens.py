@@ -113,6 +113,18 @@ def _lex(text: str) -> list[_Tok]:
     return out
 
 
+def lex(text: str) -> list[tuple[str, str]]:
+    r"""The answer's tokens as ``(kind, text)`` pairs, for readers of a narrower grammar over the same vocabulary
+    (``rewards.math.written_values``). Kinds: rows, macro, escaped, sci, number, word, space, relation, char.
+
+    >>> lex(r"\frac12\pi")
+    [('macro', '\\frac'), ('number', '1'), ('number', '2'), ('macro', '\\pi')]
+    """
+    if len(text) > _MAX_CHARS:
+        raise Unparseable(f"answer longer than {_MAX_CHARS} characters")
+    return [(tok.kind, tok.text) for tok in _lex(text)]
+
+
 # ---- factors -------------------------------------------------------------------------------------------
 
 
