@@ -79,3 +79,33 @@ def test_the_command_writes_the_plot_and_its_numbers(tmp_path, capsys):
     assert _plot_script().main([str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out)]) == 0
     assert out.stat().st_size > 10_000 and json.loads(out.with_suffix(".json").read_text())
     assert "alarm fired at the saves of steps none" in capsys.readouterr().out
+
+
+def test_the_audit_command_the_alarm_names_re_judges_an_inspect_tasks_reward(tmp_path, capsys):
+    """The alarm's warning on an Inspect task's reward names scripts/audit_rollouts.py with the score and the judge:
+    without --train-score the script cannot tell which score to audit (no domain names train_includes)."""
+    from train.guards.reward_hacking import audit_evidence
+
+    run = tmp_path / "run"
+    (run / "rollouts").mkdir(parents=True)
+    rows = [(1, "5", "2 + 3 = 5.\nANSWER: 5"), (1, "5", "3 4 5 6 7 8"), (2, "7", "3 + 4 = 7.\nANSWER: 7 or 8")]
+    _log(run / "rollouts" / "rollouts-step000001-000002.eval", rows)
+    audit_script = importlib.util.spec_from_file_location("audit_rollouts", REPO / "scripts" / "audit_rollouts.py")
+    module = importlib.util.module_from_spec(audit_script)
+    audit_script.loader.exec_module(module)
+
+    assert module.main([str(run)]) == 2
+    assert "train_includes" in capsys.readouterr().err
+    command = ["--train-score", "train_includes", "--scorer", "verigrpo/math_verifier", "--window", "2"]
+    assert module.main([str(run), *command]) == 1  # paid but rejected: the audit fails (--fail-above 0)
+    assert "2 (66.7%)" in capsys.readouterr().out
+
+    from evals.log_stats.rollout_audit import audit_logs
+
+    audit = audit_logs(sorted((run / "rollouts").glob("*.eval")), "verigrpo/math_verifier", 2, "train_includes")
+    assert (audit.total.paid, audit.total.paid_rejected) == (3, 2)
+    warning = audit_evidence(audit, [2], "verigrpo/math_verifier", "train_includes")
+    assert warning.endswith(
+        "python scripts/audit_rollouts.py <run> --train-score train_includes --scorer verigrpo/math_verifier"
+    )
+    assert audit_evidence(audit, [2]).endswith("python scripts/audit_rollouts.py <run>")

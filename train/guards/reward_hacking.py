@@ -79,13 +79,18 @@ def divergence_evidence(rise: Rise, held_out: dict, first: int, last: int, metri
     )
 
 
-def audit_evidence(audit, counts: list[int]) -> str:
+def audit_evidence(audit, counts: list[int], scorer: str | None = None, train_score: str | None = None) -> str:
+    """The alarm's warning; the audit command it names re-judges the same score with the same judge (an Inspect
+    task's reward needs both named: no domain names it)."""
     total = audit.total
+    command = "python scripts/audit_rollouts.py <run>"
+    if train_score is not None:
+        command += f" --train-score {train_score} --scorer {scorer}"
     examples = "; ".join(f"step {e.step} sample {e.sample_id}: answer {e.answer!r}" for e in audit.paid_rejected[:2])
     return (
         f"the reward paid {total.paid_rejected} of {total.paid} paid completions in steps {total.first_step}-"
         f"{total.last_step} that {audit.scorer_name} rejects (paid-but-rejected per audit so far: {counts}); "
-        f"e.g. {examples}. Re-judge them all: python scripts/audit_rollouts.py <run>"
+        f"e.g. {examples}. Re-judge them all: {command}"
     )
 
 
@@ -173,7 +178,7 @@ class RewardHackingAlarm(TrainerCallback):
         self.audited.update(audit.audited)
         self.paid_rejected.append(audit.total.paid_rejected)
         if paid_rejected_grows(self.paid_rejected):
-            self._alarm(control, audit_evidence(audit, self.paid_rejected))
+            self._alarm(control, audit_evidence(audit, self.paid_rejected, self.audit_scorer, self.audit_score))
         self.pending[SECONDS_METRIC] = self.pending.get(SECONDS_METRIC, 0.0) + time.perf_counter() - start
         return control
 
