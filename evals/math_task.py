@@ -17,8 +17,10 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate, use_tools
 
 from evals.math_scoring import HEADLINE
+from evals.task_errors import task_errors
 from evals.verify import math_verifier
-from problems.math_data import ARITHMETIC_DEFAULTS, FILE_SOURCES, MathProblem, default_split, load_problems
+from problems.file_rows import skipped_rows
+from problems.math_data import ARITHMETIC_DEFAULTS, MathProblem, default_split, is_file, load_problems
 from python_tool.inspect_tool import python_tool
 from python_tool.session import ToolLimits
 from records.chat import chat_messages
@@ -29,7 +31,8 @@ DEFAULT_SHOTS = 1  # one worked example: the small CPU model needs it to follow 
 DEFAULT_MAX_TOKENS = 256
 EVAL_ARITHMETIC_PROBLEMS = 50  # an eval of the generated problems: 50 unless -T limit= says otherwise
 EVAL_SPLIT = None  # the source's held-out split ('test': procedural test problems never appear in training's
-# 'train' split); a file has none: it is evaluated whole, and its log header says the problems are not held out
+# 'train' split); a file (-T path=, any dataset) has none: it is evaluated whole, and its log header says the problems
+# are not held out
 
 
 TOOL_DEFAULTS = ToolLimits()
@@ -65,6 +68,7 @@ def math_verified(
     tool_memory_mb: int = TOOL_DEFAULTS.memory_mb,
     tool_output_chars: int = TOOL_DEFAULTS.output_chars,
     tool_max_calls: int = TOOL_DEFAULTS.max_calls,
+    skip_bad_rows: bool = False,
 ) -> Task:
     """Any math dataset (``arithmetic``, ``jsonl``, ``json``, ``gsm8k``, ``math500``), verifier-scored.
 
@@ -73,14 +77,26 @@ def math_verified(
     setting (``-T think=after_last_close`` for reasoning models: only text after the last ``</think>``
     is graded); use the one the checkpoint was trained with (its run.json records it). ``tools=true`` offers
     the training ``python`` tool (``python_tool/session.py``, in the ``bwrap`` sandbox) with the ``tool_*`` limits
-    (a tool-trained run's config keys of the same names); only the model's own turns are graded.
+    (a tool-trained run's config keys of the same names); only the model's own turns are graded. A file's rows that
+    cannot be read are listed all at once; ``skip_bad_rows=true`` evaluates the others and lists the skipped ones in
+    the log header's ``skipped_rows``.
     """
-    split = default_split(dataset) if split is None else split
+    split = default_split(dataset, path) if split is None else split
     knobs = {}
     if dataset == "arithmetic":
         knobs = {"operations": _csv(operations), "min_value": min_value, "max_value": max_value, "steps": steps}
         limit = EVAL_ARITHMETIC_PROBLEMS if limit is None else limit
-    problems = load_problems(dataset, path=path, split=split, limit=limit, seed=seed, shuffle=shuffle, **knobs)
+    with task_errors("math_verified"):  # one message and exit 1 on the command line, not a traceback
+        problems = load_problems(
+            dataset,
+            path=path,
+            split=split,
+            limit=limit,
+            seed=seed,
+            shuffle=shuffle,
+            skip_bad_rows=skip_bad_rows,
+            **knobs,
+        )
     samples = [record_to_sample(problem, num_shots, tools) for problem in problems]
     solver = [generate()]
     if tools:
@@ -98,9 +114,11 @@ def math_verified(
             "dataset": dataset,
             "num_shots": num_shots,
             "split": split,
-            # a file is evaluated whole: if training read the same file, these are its problems (problems/math_data.py)
-            "held_out": dataset not in FILE_SOURCES,
+            # a user's file (any dataset with a path) is evaluated whole and never known to be held out: training may
+            # have read the same file (problems/math_data.py)
+            "held_out": not is_file(dataset, path),
             "tools": tools,
+            **({"skipped_rows": [str(row) for row in skipped_rows(problems)]} if skip_bad_rows else {}),
         },
     )
 
@@ -108,7 +126,7 @@ def math_verified(
 # The Hub-backed tasks are registered with task(...) rather than the @task decorator, so that
 # `inspect eval evals/` (which discovers decorated tasks) runs offline; name them explicitly.
 def _gsm8k_verified(
-    split: str = "test",
+    split: str | None = EVAL_SPLIT,
     path: str | None = None,
     limit: int | None = None,
     num_shots: int = DEFAULT_SHOTS,
@@ -121,7 +139,11 @@ def _gsm8k_verified(
 
 
 def _math500_verified(
-    split: str = "test", path: str | None = None, limit: int | None = None, num_shots: int = 0, think: str = "none"
+    split: str | None = EVAL_SPLIT,
+    path: str | None = None,
+    limit: int | None = None,
+    num_shots: int = 0,
+    think: str = "none",
 ) -> Task:
     """MATH-500 (``HuggingFaceH4/MATH-500``) scored by the training verifier."""
     return math_verified(

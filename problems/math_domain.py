@@ -45,6 +45,8 @@ def held_out(config, problems: int | None, max_tokens: int) -> dict:
     generator, operations, range and seed) or ``eval_dataset_path``; the training prompt and think setting."""
     source = config.dataset
     args = {"dataset": source, "limit": problems, "num_shots": config.num_shots, "think": config.think}
+    if getattr(config, "skip_bad_rows", False):  # the held-out file's unreadable rows too (listed in each eval's log)
+        args["skip_bad_rows"] = True
     split = HELD_OUT_SPLITS.get(source)
     if split is not None and getattr(config, "eval_dataset_path", None) is None:
         if config.dataset_split == split:
