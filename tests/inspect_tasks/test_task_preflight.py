@@ -94,6 +94,7 @@ def test_a_task_whose_scorer_pays_a_cheat_is_refused_before_the_model_loads(task
     assert f"python scripts/probe_exploits.py --inspect_task {task_file}@marbles_includes" in error
     assert error.endswith("or set exploit_probe: false to train anyway.")
     assert not (run / "run.json").exists()  # nothing of a run was started
+    assert "inspect_ai v" not in done.stdout  # the task's replay loads Inspect's hooks quietly (no banner)
 
 
 class PastThePreflight(Exception):
