@@ -40,6 +40,7 @@ from inspect_tasks.seams import scorer_metrics as declared_metrics
 from inspect_tasks.training_task import TrainingTask, prepare_task
 from problems.domains import Domain, RewardFunc
 from problems.math_data import DatasetError
+from records.inspect_seams import load_hooks_quietly
 from rewards.common import completion_text
 from rewards.reward_log import WhyPaid, log_why
 
@@ -258,6 +259,7 @@ def prepared_row(
 ) -> TaskRow:
     """``prepare_task`` (the task loaded, its prompts recorded, what cannot train refused: TaskError) and
     ``task_domain``, for a run: ``task_args`` as the config gives them (``k=v`` items)."""
+    load_hooks_quietly()  # the replay below creates Inspect models: the banner would open the run's output
     task = prepare_task(spec, parse_task_args(task_args), sandbox=sandbox, grader_model=grader_model)
     domain, names, split = task_domain(task, held_out=held_out, seed=seed, taken=taken)
     return TaskRow(task, domain, names, split, run_record(task, domain, names, split, held_out, seed))

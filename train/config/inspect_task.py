@@ -63,9 +63,7 @@ def bridge(script_args, training_args, main_process: bool):
         return None
     # lazy: Inspect and the task's own imports load only for a run that names a task (not for --help)
     from inspect_tasks.domain import prepared_row
-    from records.inspect_seams import load_hooks_quietly
 
-    load_hooks_quietly()  # the task's replay creates Inspect models: its banner would open the run's output
     taken = frozenset(name for name, owner in reward_owners().items() if owner.name != "inspect_task")
     row = prepared_row(
         script_args.inspect_task,
