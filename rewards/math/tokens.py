@@ -593,3 +593,10 @@ def read(text: str) -> Reading:
     parser = _Parser(text)
     parser.sequence(closer=None)
     return parser.reading
+
+
+def lex(text: str) -> list[tuple[str, str]]:
+    """``(kind, text)`` of each token of ``text`` in order, spaces left out: the front end's own reading, for a rule
+    that compares answers token by token (``rewards.math.restatement``). Unparseable as ``read`` is for a character
+    or macro outside the vocabulary."""
+    return [(tok.kind, tok.text) for tok in _lex(text) if tok.kind != "space"]
