@@ -5,6 +5,7 @@
     inspect eval evals/math_task.py@gsm8k_verified --model vllm/Qwen/Qwen2.5-1.5B-Instruct
     inspect eval evals/math_task.py@math500_verified --model ...
     inspect eval evals/math_task.py@math_verified -T tools=true --model ...   # the training python tool, in bwrap
+    inspect eval evals/math_task.py@gsm8k_verified -T answer_format=gsm8k --model ...  # prompt and read "#### <answer>"
 
 Decoding is greedy (temperature 0) so a checkpoint's score is reproducible; the ``hf/`` provider
 also needs ``-M do_sample=false``. pass@k: ``--epochs 4 --epochs-reducer mean,pass_at_4`` with
@@ -16,13 +17,13 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate, use_tools
 
-from evals.math_scoring import HEADLINE
+from evals.math_scoring import ANSWER_FORMAT_KEY, HEADLINE
 from evals.verify import math_verifier
 from problems.math_data import ARITHMETIC_DEFAULTS, FILE_SOURCES, MathProblem, default_split, load_problems
 from python_tool.inspect_tool import python_tool
 from python_tool.session import ToolLimits
 from records.chat import chat_messages
-from rewards import build_messages, verifier_id
+from rewards import DEFAULT_ANSWER_FORMAT, build_messages, verifier_id
 
 DEFAULT_DATASET = "arithmetic"
 DEFAULT_SHOTS = 1  # one worked example: the small CPU model needs it to follow the ANSWER: format
@@ -35,10 +36,17 @@ EVAL_SPLIT = None  # the source's held-out split ('test': procedural test proble
 TOOL_DEFAULTS = ToolLimits()
 
 
-def record_to_sample(problem: MathProblem, num_shots: int = DEFAULT_SHOTS, tools: bool = False) -> Sample:
-    """A MathProblem as an Inspect Sample, with exactly the chat messages training uses."""
-    messages = chat_messages(build_messages(problem.question, num_shots, tools=tools))
-    return Sample(input=messages, target=problem.answer, id=problem.id, metadata=dict(problem.metadata))
+def record_to_sample(
+    problem: MathProblem,
+    num_shots: int = DEFAULT_SHOTS,
+    tools: bool = False,
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
+) -> Sample:
+    """A MathProblem as an Inspect Sample, with exactly the chat messages training uses; its metadata records the
+    answer format the prompt teaches, which the scorer reads back (so ``inspect score`` re-grades it the same way)."""
+    messages = chat_messages(build_messages(problem.question, num_shots, tools=tools, answer_format=answer_format))
+    metadata = {**problem.metadata, ANSWER_FORMAT_KEY: answer_format}
+    return Sample(input=messages, target=problem.answer, id=problem.id, metadata=metadata)
 
 
 def _csv(value: str | list | tuple) -> list[str]:
@@ -65,6 +73,7 @@ def math_verified(
     tool_memory_mb: int = TOOL_DEFAULTS.memory_mb,
     tool_output_chars: int = TOOL_DEFAULTS.output_chars,
     tool_max_calls: int = TOOL_DEFAULTS.max_calls,
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
 ) -> Task:
     """Any math dataset (``arithmetic``, ``jsonl``, ``json``, ``gsm8k``, ``math500``), verifier-scored.
 
@@ -74,14 +83,18 @@ def math_verified(
     is graded); use the one the checkpoint was trained with (its run.json records it). ``tools=true`` offers
     the training ``python`` tool (``python_tool/session.py``, in the ``bwrap`` sandbox) with the ``tool_*`` limits
     (a tool-trained run's config keys of the same names); only the model's own turns are graded.
+    ``answer_format`` names the final-answer line the prompt teaches and the scorer reads (``answer_line``: ``ANSWER:
+    <value>``; ``minerva``: ``Final Answer: The final answer is $<value>$. I hope it is correct.``; ``gsm8k``:
+    ``#### <value>``); use the one the checkpoint was trained with (run.json records it).
     """
+    build_messages("", 0, tools=tools, answer_format=answer_format)  # an unknown format, or one with tools: refused now
     split = default_split(dataset) if split is None else split
     knobs = {}
     if dataset == "arithmetic":
         knobs = {"operations": _csv(operations), "min_value": min_value, "max_value": max_value, "steps": steps}
         limit = EVAL_ARITHMETIC_PROBLEMS if limit is None else limit
     problems = load_problems(dataset, path=path, split=split, limit=limit, seed=seed, shuffle=shuffle, **knobs)
-    samples = [record_to_sample(problem, num_shots, tools) for problem in problems]
+    samples = [record_to_sample(problem, num_shots, tools, answer_format) for problem in problems]
     solver = [generate()]
     if tools:
         limits = ToolLimits(tool_timeout_s, tool_memory_mb, tool_output_chars, tool_max_calls)
@@ -90,17 +103,18 @@ def math_verified(
         dataset=MemoryDataset(samples, name=dataset),
         solver=solver,
         sandbox="bwrap" if tools else None,
-        scorer=math_verifier(think=think),
+        scorer=math_verifier(think=think, answer_format=answer_format),
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         headline_metric=HEADLINE,
         metadata={
-            "verifier": verifier_id(think),
+            "verifier": verifier_id(think, answer_format),
             "dataset": dataset,
             "num_shots": num_shots,
             "split": split,
             # a file is evaluated whole: if training read the same file, these are its problems (problems/math_data.py)
             "held_out": dataset not in FILE_SOURCES,
             "tools": tools,
+            "answer_format": answer_format,
         },
     )
 
@@ -113,19 +127,41 @@ def _gsm8k_verified(
     limit: int | None = None,
     num_shots: int = DEFAULT_SHOTS,
     think: str = "none",
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
 ) -> Task:
-    """GSM8K (``openai/gsm8k``, answer after ``####``) scored by the training verifier."""
+    """GSM8K (``openai/gsm8k``, answer after ``####``) scored by the training verifier (``-T answer_format=gsm8k``
+    asks the model for GSM8K's own ``#### <answer>`` line)."""
     return math_verified(
-        dataset="gsm8k", path=path, split=split, limit=limit, num_shots=num_shots, max_tokens=512, think=think
+        dataset="gsm8k",
+        path=path,
+        split=split,
+        limit=limit,
+        num_shots=num_shots,
+        max_tokens=512,
+        think=think,
+        answer_format=answer_format,
     )
 
 
 def _math500_verified(
-    split: str = "test", path: str | None = None, limit: int | None = None, num_shots: int = 0, think: str = "none"
+    split: str = "test",
+    path: str | None = None,
+    limit: int | None = None,
+    num_shots: int = 0,
+    think: str = "none",
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
 ) -> Task:
-    """MATH-500 (``HuggingFaceH4/MATH-500``) scored by the training verifier."""
+    """MATH-500 (``HuggingFaceH4/MATH-500``) scored by the training verifier (``-T answer_format=minerva`` asks for
+    Minerva's ``Final Answer: The final answer is $<answer>$. I hope it is correct.``)."""
     return math_verified(
-        dataset="math500", path=path, split=split, limit=limit, num_shots=num_shots, max_tokens=1024, think=think
+        dataset="math500",
+        path=path,
+        split=split,
+        limit=limit,
+        num_shots=num_shots,
+        max_tokens=1024,
+        think=think,
+        answer_format=answer_format,
     )
 
 
