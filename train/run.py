@@ -62,7 +62,9 @@ def trainer_for(plan: RunPlan):
     problems = load_training_problems(script_args, plan.domain)  # bad data fails here, before any model is loaded
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
-    train_dataset = to_dataset(problems, script_args.num_shots, tools=plan.tools, domain=plan.domain)
+    train_dataset = to_dataset(
+        problems, script_args.num_shots, tools=plan.tools, domain=plan.domain, answer_format=script_args.answer_format
+    )
     exploit_preflight(problems, plan)  # a reward that pays a scripted cheat stops here (exit 2)
     held_out = held_out_eval(plan)  # the held-out problems load here too (None without held-out evals)
     track_best(held_out, training_args)  # train/guards/run_guards.py

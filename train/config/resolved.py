@@ -50,7 +50,7 @@ class RunPlan:
 def resolve_run(script_args: ScriptArguments, training_args, model_args) -> RunPlan:
     """The dataset's domain and rewards, looked up once (problems/domains.py), every check on the config (``validate``:
     ConfigError before anything heavy loads), then the run's decisions."""
-    chosen = run_domain(script_args.dataset, script_args.reward_funcs, script_args.think)
+    chosen = run_domain(script_args.dataset, script_args.reward_funcs, script_args.think, script_args.answer_format)
     tool_setup = validate(script_args, training_args, model_args, chosen)
     return RunPlan(
         script_args=script_args,
