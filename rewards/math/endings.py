@@ -88,7 +88,7 @@ TAKES_BACK = re.compile(
     r"|recalculat\w*|re-?evaluat\w*|re-?examin\w*|revis(?:e|ed|ing|ion)|but|however|although|though|alternatively"
     r"|alternative|otherwise|maybe|perhaps|possibly|probably|likely|unlikely|might|could|may\s+(?:be|have|not)"
     r"|unsure|uncertain|doubt\w*|guess\w*|suspect\w*|approx\w*|roughly|nearly|almost|or|either|rather|sorry"
-    r"|apologi[sz]\w*|assum\w*|unless|if|suppos\w*|not|no|never|none|nor|neither|cannot|nothing|kidding|joking"
+    r"|apologi[sz]\w*|assum\w*|unless|if|suppos\w*|not|no|never|none|nor|neither|cannot|nothing|kidding|joking|both"
     r"|second\s+thought|scratch\s+that|never\s*mind|nvm"
     r"|let(?:['’]s|\s+me|\s+us)\s+(?:re\w*|check|verify|double|try|think|see|look|go\s+back|fix|correct|make\s+sure"
     r"|confirm|be\s+careful|start\s+over))\b|\w+n['’]t\b|\?",
@@ -103,20 +103,24 @@ _BOUNDARY = re.compile(r"[.!?;](?=\s|$)|\n")
 # words that may stand between a statement's verb and its value ("the answer is just about exactly 125")
 _TRAILING_FILLER = re.compile(
     r"(?:[\s*_(\[]|\b(?:just|exactly|really|simply|only|still|indeed|now|the|a|an|final|correct|right|answer|value"
-    r"|result|total|number|sum|of|equal|to|that|this|here|then|also)\b)*$",
+    r"|result|total|number|sum|of|equal|to|that|this|here|also)\b)*$",
     re.IGNORECASE,
 )
-_ONLY_PUNCTUATION = re.compile(r"[\s.,;:!()\[\]{}*_#>'\"`~\-\u2013\u2014]*")
+# between the answer (or a stated value) and a value that continues it: "\boxed{120}, 125", "120 and 125", "(also 125)"
+_ONLY_PUNCTUATION = re.compile(
+    r"(?:[\s.,;:!()\[\]{}*_#>'\"`~&+\-\u2013\u2014]|\b(?:and|also|plus|then|as well as)\b)*", re.I
+)
 _STATES = re.compile(
     r"(?:\b(?:it|that|this|which|answer|result|solution|total|value|sum|what|there)\s*(?:['’]s\b|\s(?:is|was|are|were"
     r"|equals|should\s+be|would\s+be|must\s+be|will\s+be|has\s+to\s+be|becomes|comes\s+to|remains)\b)"
     r"|\b(?:should|would|must)\s+be|['’]s"
     r"|\b(?:i\.e\.|e\.g\.|namely|so|thus|therefore|hence|giving|gives|yielding|yields|makes)"
-    r"|\b(?:answer|result|solution|total)\s*:|=>|→|\\Rightarrow|\\implies|=)$",
+    r"|\b(?:answers?|results?|solutions?|total)\s*:|=>|→|\\Rightarrow|\\implies|=)$",
     re.IGNORECASE,
 )
 _COMPUTED_LEFT = re.compile(r"[\d)}\]!]|[-+*/^×÷·]|\\(?:times|cdot|div|frac|sqrt)")
 _FOLLOWED_BY_OPERATOR = re.compile(r"\s*(?:[-+*/^=×÷·]|\\(?:times|cdot|div))")
+_ENUMERATOR = re.compile(r"[.)][ \t]+[A-Za-z]")
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,7 @@ def _clean(value: str) -> str:
 def _stated(prose: str, values: list[str], answer: str) -> list[str]:
     """The values ``prose`` (segments replaced by ``_SEGMENT``) states as the answer, other than ``answer`` itself."""
     stated = []
-    segment = 0
+    segment, last_stated = 0, 0  # where the previous value stated (or the answer) ends
     for match in _VALUE.finditer(prose):
         if match.group() == _SEGMENT:
             value, segment = values[segment], segment + 1
@@ -174,16 +178,20 @@ def _stated(prose: str, values: list[str], answer: str) -> list[str]:
         clause = before[max((m.end() for m in _BOUNDARY.finditer(before)), default=0) :]
         lead = clause[: _TRAILING_FILLER.search(clause).start()]
         after = prose[match.end() :]
-        if _ONLY_PUNCTUATION.fullmatch(before):  # right after the answer: "\boxed{120}, 125", "\boxed{120}\n125"
+        if _FOLLOWED_BY_OPERATOR.match(after) or _ENUMERATOR.match(after):
+            says = False  # a computation starts there ("\n48 + 72 = 120"), or a numbered step ("\n1. She sold")
+        elif _ONLY_PUNCTUATION.fullmatch(prose, last_stated, match.start()):  # right after the answer or a value
+            says = True  # "\boxed{120}, 125", "\boxed{120} and 125", "Answers: 120, 125"
+        elif not lead.strip():  # a sentence of its own: "\n125."
             says = True
-        elif not lead.strip():  # a sentence of its own, unless a computation starts there ("\n48 + 72 = 120")
-            says = not _FOLLOWED_BY_OPERATOR.match(after)
         elif lead.rstrip().endswith("=") and not lead.rstrip().endswith("=>"):  # "= 125", "x = 125"; never "24*5 = 120"
             left = lead.rstrip()[:-1]
             left = left[max(left.rfind(","), left.rfind(":")) + 1 :].strip()
             says = not _COMPUTED_LEFT.search(left) or _clean(left) == answer
         else:
             says = bool(_STATES.search(lead.rstrip()))
+        if says:
+            last_stated = match.end()
         if says and _clean(value) and _clean(value) != answer:
             stated.append(_clean(value))
     return stated

@@ -61,6 +61,8 @@ ORDINARY = [
     P("\\boxed{120}\n\nDouble-check: 24 \\times 5 = 120.", id="check-equation-same-value"),
     P("## Answer\n\\boxed{120}", id="markdown-heading"),
     P("\\boxed{120}\n\n> The total number of clips.", id="quote-line"),
+    P("ANSWER: 120\n\n48 + 72 = 120", id="check-after-the-answer"),
+    P("\\boxed{120}\n\n1. She sold 48 clips in April.\n2. Then 72 in May.", id="numbered-recap"),
 ]
 
 # --- take-backs, doubts, corrections, another value, negations: refused ------------------------------------------
@@ -86,6 +88,9 @@ TAKE_BACKS = [
     P("\\boxed{120}?", Reason.HEDGED, id="question-mark"),
     P("\\boxed{120}\n\nThis assumes she sold every day.", Reason.HEDGED, id="condition-assumes"),
     P("\\boxed{120}\n\nWould you like me to check whether it is 125?", Reason.HEDGED, id="offer-with-another-value"),
+    P("\\boxed{120} and 125", Reason.HEDGED, id="another-value-listed"),
+    P("\\boxed{120}. Both 120 and 125 work.", Reason.HEDGED, id="both-values"),
+    P("\\boxed{120}\n\nAnswers: 120, 125", Reason.HEDGED, id="answers-listed"),
     P("The answer is not \\boxed{120}.", Reason.NO_ANSWER, id="negation-the-answer-is-not"),
     P("I don't think the answer is \\boxed{120}.", Reason.NO_ANSWER, id="negation-dont-think"),
     P("It cannot be $\\boxed{120}$.", Reason.NO_ANSWER, id="negation-cannot-be"),
@@ -107,8 +112,8 @@ def test_take_backs_and_negations_are_refused(completion, reason):
 
 
 def test_table_counts():
-    """The endings table: 30 ordinary endings of seven model families, 25 take-backs, other values and negations."""
-    assert (len(ORDINARY), len(TAKE_BACKS)) == (30, 25)
+    """The endings table: 32 ordinary endings of seven model families, 28 take-backs, other values and negations."""
+    assert (len(ORDINARY), len(TAKE_BACKS)) == (32, 28)
 
 
 # --- the same rule, row by row ------------------------------------------------------------------------------------
