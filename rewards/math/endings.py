@@ -55,8 +55,12 @@ _HELP = rf"(?:any |some )?(?:further |more |additional )?{_HELP_WORD}(?: or {_HE
 _PLEASANTRIES = re.compile(
     "|".join(
         (
-            rf"let me know if you (?:have|need) (?:{_QUESTIONS}|{_HELP})(?: or (?:need|want|would like) {_HELP})?",
+            rf"let me know if you(?: have| need| want| would like|['’]d like) (?:{_QUESTIONS}|{_HELP}"
+            r"|me to (?:explain|clarify|elaborate|go over)[a-z ,'’-]{0,40})"
+            rf"(?: or (?:need|want|would like) {_HELP})?",
             r"let me know if (?:anything|something) (?:is|was) (?:unclear|confusing)",
+            r"let me know if there(?:['’]s| is) anything else(?: i can (?:help (?:you )?with|do))?",
+            rf"do you have {_QUESTIONS}\s*\?",
             rf"if you have {_QUESTIONS}(?: or (?:need|want|would like) {_HELP})?,? (?:feel free to|please|just) "
             r"(?:ask|let me know|reach out)",
             rf"if you (?:need|want|would like) {_HELP},? (?:feel free to|please|just) (?:ask|let me know|reach out)",
@@ -69,7 +73,7 @@ _PLEASANTRIES = re.compile(
             # a question to the user about more help: letters and commas only, so no value or formula hides in it
             r"(?:would|do) you (?:like|want) me to [a-z ,'’-]{1,80}\?",
             r"(?:i am|i'm) (?:happy|glad) to help",
-            r"(?:happy|glad) (?:i could|to) help",
+            r"(?:happy|glad) (?:i could|to) help(?: further)?(?: if needed)?",
             r"good luck(?: with your (?:studies|homework|test|exam))?",
             r"thanks? (?:you )?(?:for (?:reading|asking|your question|the question))?",
             r"have a (?:great|nice|good|wonderful) (?:day|time|one)",

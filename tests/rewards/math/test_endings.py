@@ -32,6 +32,7 @@ ORDINARY = [
     # Llama 3.x
     P("The final answer is: $\\boxed{120}$", id="llama-final-answer-is"),
     P("Therefore, the final answer is $\\boxed{120}$. I hope it is correct.<|eot_id|>", id="llama-hope-correct"),
+    P("The final answer is $\\boxed{120}$.\n\nLet me know if you'd like further explanation!", id="llama-offer"),
     # Mistral
     P("The answer is \\boxed{120}.\n\nI hope this helps! Let me know if you have any other questions.", id="mistral"),
     P("ANSWER: 120\n\nIf you have any more questions, feel free to ask!</s>", id="mistral-feel-free"),
@@ -51,6 +52,7 @@ ORDINARY = [
     # Gemma
     P("**Final Answer:** The final answer is $\\boxed{120}$", id="gemma-final-answer-lead-in"),
     P("The answer is \\boxed{120}.\n\nIs there anything else I can help you with?", id="gemma-anything-else"),
+    P("**Answer:** 120\n\nDo you have any other questions?", id="gemma-other-questions"),
     # Phi-3 / Phi-4
     P("Thus, the answer is $\\boxed{120}$.<|end|>", id="phi-end-token"),
     P("ANSWER: 120\n\nThis is the total number of clips Natalia sold.", id="phi-closing-sentence"),
@@ -112,8 +114,8 @@ def test_take_backs_and_negations_are_refused(completion, reason):
 
 
 def test_table_counts():
-    """The endings table: 32 ordinary endings of seven model families, 28 take-backs, other values and negations."""
-    assert (len(ORDINARY), len(TAKE_BACKS)) == (32, 28)
+    """The endings table: 34 ordinary endings of seven model families, 28 take-backs, other values and negations."""
+    assert (len(ORDINARY), len(TAKE_BACKS)) == (34, 28)
 
 
 # --- the same rule, row by row ------------------------------------------------------------------------------------
