@@ -211,7 +211,7 @@ def ending(tail: str, answer: str) -> Ending:
     >>> ending(". The answer is $125$.", "120").stated
     ('125',)
     """
-    text = _SPECIAL_TOKENS.sub(" ", tail)
+    text = _SPECIAL_TOKENS.sub(" ", tail.replace(_SEGMENT, " "))  # a NUL of the model's is no segment marker
     shown = " ".join(text.split())
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     if len(text.strip()) > MAX_TAIL_CHARS:

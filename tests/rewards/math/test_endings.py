@@ -149,3 +149,13 @@ def test_a_value_restated_differently_is_graded_by_equivalence():
 def test_a_long_tail_is_more_than_an_ending():
     assert extract_answer("ANSWER: 120\n" + "Natalia sold clips to her friends. " * 12) is None
     assert extract_answer("ANSWER: 120\n" + "Natalia sold clips to her friends. " * 6) == "120"
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["\x00", "\x00 $5$ \x00\x00", "$$", "\\(", "$1$ $2$ $3$ " * 20, "<|im_end|>" * 50, "?" * 400, "= = =", "1. 2. 3."],
+)
+def test_odd_tails_give_a_verdict_never_an_error(tail):
+    """Whatever follows the answer (NUL characters, unclosed delimiters, many segments), the ending rule decides."""
+    verdict = grade("\\boxed{120}" + tail, REFERENCE)
+    assert verdict.reason in (Reason.CORRECT, Reason.HEDGED)
