@@ -21,7 +21,7 @@ SEAMS = {  # library: (its seam module, the names only that module may use)
         {
             "llm_engine", "model_executor", "driver_worker", "model_runner", "QUANTIZATION_METHODS",
             "load_general_plugins", "current_platform", "third_party", "bnb_quant_state", "bnb_shard_offsets",
-            "packed_modules_mapping",
+            "packed_modules_mapping", "CuMemAllocator", "pointer_to_data", "is_asleep",
         },
     ),
     "transformers": ("cpu/transformers_seams.py", {"use_gqa_in_sdpa", "sdpa_attention"}),

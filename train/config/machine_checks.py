@@ -11,10 +11,13 @@ through an adapter engine (``train/engines/``); a full-weights policy keeps TRL'
 
 from __future__ import annotations
 
+import math
+
 from train.config.device_capability import check_device_capability, check_torch_runs_on_device
 from train.config.distributed_checks import check_placement, check_shared_gpu
-from train.config.memory_model import GIB, colocated_vllm, estimate_for
+from train.config.memory_model import GIB, colocated_vllm, estimate_for, usable_bytes
 from train.config.nvidia_driver import why_torch_sees_no_gpu
+from train.config.triton_toolchain import triton_build_problem
 from train.config.vllm_install import (
     INSTALL_CPU,
     SUPPORTED,
@@ -63,6 +66,7 @@ def check_machine(script_args, training_args, model_args) -> None:
         raise MachineConfigError(gpu_recipe_refusal("use_cpu is false", "set `use_cpu: true`"))
     check_vllm(training_args, model_args, cuda=cuda, server_urls=script_args.vllm_server_urls)
     if cuda and not training_args.use_cpu:
+        check_triton_toolchain()  # Triton builds its CUDA launcher on first use: a compiler and Python.h
         check_torch_runs_on_device()  # torch's CUDA build has kernels for this card (CUDA 13: 7.5 and up)
         check_device_capability(training_args, model_args)  # bf16 in vLLM below compute capability 8.0
         check_placement(script_args, training_args, device_count())
@@ -70,6 +74,15 @@ def check_machine(script_args, training_args, model_args) -> None:
         check_shared_gpu(training_args, model_args, share_base=script_args.vllm_share_base)
     if training_args.fp16 and not cuda:
         raise MachineConfigError("fp16: mixed precision fp16 needs a GPU. Set fp16: false (or bf16: true) on CPU.")
+
+
+def check_triton_toolchain() -> None:
+    """Refuse a GPU run where Triton could not build its launcher (train/config/triton_toolchain.py): it would stop
+    only after the model loaded."""
+    problem = triton_build_problem()
+    if problem is not None:
+        what, fix = problem
+        raise MachineConfigError(f"{what}. Before a GPU run, {fix}.")
 
 
 def check_vllm(training_args, model_args, cuda: bool, server_urls=()) -> None:
@@ -135,18 +148,12 @@ def check_gpu_memory(training_args, model_args, share_base: bool = False) -> Non
 
     _, total = torch.cuda.mem_get_info()
     fraction = getattr(torch.cuda, "get_per_process_memory_fraction", lambda: 1.0)()
-    usable = total * fraction
+    usable = usable_bytes(total, fraction)  # the estimate counts the CUDA context: so does what may be held
     estimate = estimate_for(training_args, model_args, total, share_base=share_base)
     if estimate is None:
         return
     if colocated_vllm(training_args):
-        pool, needs = estimate.parts["vLLM pool"], estimate.base_bytes + 0.5 * GIB
-        if pool < needs:
-            raise MachineConfigError(
-                f"vllm_gpu_memory_utilization {training_args.vllm_gpu_memory_utilization} gives vLLM "
-                f"{pool / GIB:.1f} GiB of this GPU, less than its copy of the weights ({estimate.base_bytes / GIB:.1f} "
-                f"GiB) plus a KV cache (0.5 GiB): raise it to at least {needs / total:.2f}."
-            )
+        check_vllm_pool(training_args.vllm_gpu_memory_utilization, estimate.parts["vLLM pool"], estimate, total)
     if estimate.total <= usable:
         return
     raise MachineConfigError(
@@ -154,4 +161,32 @@ def check_gpu_memory(training_args, model_args, share_base: bool = False) -> Non
         f"({estimate.describe()} GiB). Lower per_device_train_batch_size (raise gradient_accumulation_steps to "
         "keep the batch), max_completion_length or vllm_gpu_memory_utilization, turn on gradient_checkpointing, "
         "or set load_in_4bit: true."
+    )
+
+
+def vllm_pool_shortfall(pool: float, estimate) -> float:
+    """How many bytes vLLM's pool lacks for what it holds before any KV cache plus one sequence's KV cache
+    (``estimate.vllm_minimum``); 0 if none."""
+    return max(0.0, sum(estimate.vllm_minimum.values()) - pool)
+
+
+def check_vllm_pool(utilization: float, pool: float, estimate, total: float) -> None:
+    """Refuse a vLLM pool that vLLM itself would refuse while loading: it must hold vLLM's weights, activations, CUDA
+    graphs and non-torch memory, and then the KV cache of one max_model_len sequence (train/config/memory_model.py
+    ``vllm_pool_minimum``)."""
+    if not vllm_pool_shortfall(pool, estimate):
+        return
+    needs = sum(estimate.vllm_minimum.values())
+    one_sequence = next((value for name, value in estimate.vllm_minimum.items() if name.startswith("KV cache")), 0.0)
+    refusal = (
+        '"No available memory for the cache blocks"'
+        if pool <= needs - one_sequence
+        else "too little KV cache for one max_model_len sequence"
+    )
+    parts = ", ".join(f"{name} {value / GIB:.2f}" for name, value in estimate.vllm_minimum.items())
+    raise MachineConfigError(
+        f"vllm_gpu_memory_utilization {utilization:g} gives vLLM {pool / GIB:.2f} GiB of this GPU, less than the "
+        f"{needs / GIB:.2f} GiB it must hold before serving one sequence ({parts} GiB), so vLLM would stop while "
+        f"loading ({refusal}): raise vllm_gpu_memory_utilization to at least {math.ceil(100 * needs / total) / 100:.2f}"
+        ", or lower vllm_max_model_length."
     )

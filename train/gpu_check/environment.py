@@ -1,4 +1,5 @@
-"""What this machine runs: the device, the driver and CUDA, and the versions the recipes depend on.
+"""What this machine runs: the device, the driver and CUDA, the versions the recipes depend on, and on a GPU whether
+Triton can build its launcher (a C compiler and Python's headers: train/config/triton_toolchain.py).
 
 Whether the installed vLLM can hold a 4-bit base is read from vLLM itself (its quantization registry
 and its platform's check), not inferred from the version number: a build can lack what its version
@@ -15,6 +16,7 @@ from importlib import metadata
 from train.config import nvidia_driver
 from train.config.device_capability import DeviceCapabilityError, capability_floor, check_torch_runs_on_device
 from train.config.nvidia_driver import driver_seen, why_torch_sees_no_gpu
+from train.config.triton_toolchain import triton_build_problem
 from train.config.vllm_install import bnb_registration_problem, installed_vllm
 from train.vllm_seams import quantization_methods, vllm_platform
 
@@ -35,6 +37,8 @@ class Environment:
     # (what is wrong, what to do) when the machine has an NVIDIA GPU this torch cannot use: a driver older than its
     # CUDA needs, a CPU-only torch, a card below its kernels' compute capability (train/config/nvidia_driver.py)
     gpu_problem: tuple[str, str] | None = None
+    # (what is missing, what to install) when Triton could not build its CUDA launcher (train/config/triton_toolchain.py)
+    triton_problem: tuple[str, str] | None = None
     cpu_count: int = field(default_factory=lambda: os.cpu_count() or 0)
 
     def as_dict(self) -> dict:
@@ -141,4 +145,5 @@ def probe(gpu: bool) -> Environment:
         vllm_bnb=bnb,
         vllm_bnb_reason=reason,
         gpu_problem=_unusable_gpu(gpu, seen),
+        triton_problem=triton_build_problem() if gpu else None,  # on CPU no Triton kernel runs
     )

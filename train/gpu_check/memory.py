@@ -2,36 +2,47 @@
 
 What is measured, and why:
 
-* GPU: device memory in use (``torch.cuda.mem_get_info``: total - free), minus what was in use before the
-  model loads: sampled on the main thread once the trainer and its vLLM engine are built, then every 0.2 s
-  from a thread until training ends. Not from a thread while vLLM loads: it captures CUDA graphs then, and a
-  CUDA call from another thread during a capture can invalidate it (vLLM PR #48053), so a transient peak
-  while loading is seen only through torch's ``max_memory_reserved`` (vLLM's own pool is not in it); plus the CUDA context
-  pre-flight assumes (0.9 GiB; it exists before the first sample). vLLM runs in the training process
-  (external launcher), so its pool (weights, KV cache, LoRA slots; in sleep mode too) is in the
-  figure. torch's exact ``max_memory_reserved`` plus the context is a floor under the sampled peak (a
-  sample can miss a short peak). Another process allocating on the same GPU meanwhile would count:
-  run the check on an otherwise idle card.
+* GPU: the memory the card holds for this process, never more. Two measurements, the larger one counts:
+  the device memory in use (``torch.cuda.mem_get_info``: total - free) less what was in use before the model
+  loads, sampled on the main thread once the trainer and its vLLM engine are built and at each sleep and wake-up
+  of vLLM, and every 0.2 s from a thread until training ends (not from a thread while vLLM loads: it captures
+  CUDA graphs then, and a CUDA call from another thread during a capture can invalidate it, vLLM PR #48053); and
+  torch's exact peak of reserved bytes (``max_memory_reserved``) in each phase between vLLM's sleeps and wake-ups,
+  less what sleep mode has unmapped in that phase. vLLM runs in the training process (external launcher), and its
+  pool (weights, KV cache, LoRA slots) is torch's too: without sleep mode plain torch allocations, with it a torch
+  ``MemPool`` on vLLM's cumem allocator, which torch keeps counting while level-1 sleep has released the memory
+  (``vllm/device_allocator/cumem.py``; vLLM's own ``mem_utils.py`` measures from free memory for that reason). So
+  torch's peak alone would count the sleeping pool as if sleep saved nothing; the bytes asleep are read from vLLM's
+  allocator (``train/vllm_seams.py`` ``sleeping_pool_bytes``). Plus the CUDA context pre-flight assumes (0.9 GiB;
+  it exists before the first sample). Torch's peak is a floor under the sampled one (a sample can miss a short
+  peak); the samples see what torch does not (non-torch memory). Another process allocating on the same GPU
+  meanwhile would count: run the check on an otherwise idle card.
 * CPU: the peak resident set size of this process (``getrusage``: exact, no sampling), which holds
   vLLM too (the external launcher runs its engine in-process), minus the RSS before the model loads
   (torch, transformers, TRL and vLLM already imported), against pre-flight's estimate; the whole peak
   plus the verifier's worker processes (no model; sampled) against the budget.
 
-``--memory-cap`` on a GPU caps the process as a smaller card would: torch's per-process memory
-fraction (the cap less the CUDA context, which torch does not count), and vLLM's ``gpu_memory_utilization`` scaled so its pool is the same share of the cap as
-the config gives it of a card (vLLM sizes its pool as utilization x the device's total memory). On
-CPU nothing is enforced (Linux does not enforce RLIMIT_RSS, and RLIMIT_AS counts the address space
-torch and vLLM reserve far beyond what they touch): the cap is the budget the verdict compares with.
+``--memory-cap`` on a GPU caps the process as a smaller card would: torch's per-process memory fraction (the cap less
+the CUDA context, which torch does not count, plus the bytes sleep mode has unmapped while they are unmapped: torch
+counts them, the smaller card would not hold them; re-set at each sleep and wake-up), and vLLM's
+``gpu_memory_utilization`` scaled so its pool is the same share of the cap as the config gives it of a card (vLLM
+sizes its pool as utilization x the device's total memory). On CPU nothing is enforced (Linux does not enforce
+RLIMIT_RSS, and RLIMIT_AS counts the address space torch and vLLM reserve far beyond what they touch): the cap is the
+budget the verdict compares with.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import resource
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from train import vllm_seams
 from train.config.arguments import ConfigError
 from train.config.memory_model import CUDA_CONTEXT, GIB, MemoryEstimate, estimate_for
 
@@ -52,6 +63,20 @@ class Budget:
     source: str
     enforcement: str
     vllm_utilization: tuple[float, float] | None = None  # (the config's, the one used) on a GPU
+    device_bytes: float = 0.0  # the GPU's total memory, when the cap is enforced on one (else 0: nothing enforced)
+
+    def fraction(self, unmapped: float = 0.0) -> float:
+        """torch's per-process fraction that holds this process to the cap on the card: the cap less the CUDA context
+        (torch does not count it), plus ``unmapped``, bytes torch counts that the card does not hold (vLLM's pool
+        while sleep mode has released it: a smaller card would not hold them either)."""
+        return min(1.0, (self.bytes - CUDA_CONTEXT + unmapped) / self.device_bytes)
+
+    def enforce(self, unmapped: float = 0.0) -> None:
+        """Set torch's fraction for the cap (nothing when no cap is enforced: CPU, or the whole GPU)."""
+        if self.device_bytes:
+            import torch
+
+            torch.cuda.set_per_process_memory_fraction(self.fraction(unmapped))
 
     def as_dict(self) -> dict:
         return {
@@ -85,21 +110,21 @@ def apply_cap(cap_gib: float | None, training_args, gpu: bool, device_bytes: flo
         return Budget(budget, source, enforcement)
     if cap_gib is None:
         return Budget(budget, source, "the whole GPU (no --memory-cap)")
-    import torch
-
     # torch's fraction does not count the CUDA context, which the card holds too: the allocations get the cap less
     # the context, so that both fit in what a smaller card offers (a T4 with ECC: T4_TOTAL_BYTES, not 16 GiB)
-    fraction = (budget - CUDA_CONTEXT) / device_bytes
-    torch.cuda.set_per_process_memory_fraction(fraction)
     utilization = training_args.vllm_gpu_memory_utilization
     scaled = utilization * budget / device_bytes
     training_args.vllm_gpu_memory_utilization = scaled
+    capped = Budget(budget, source, "", (utilization, scaled), device_bytes)
     enforcement = (
-        f"torch.cuda.set_per_process_memory_fraction({fraction:.4f}) ({cap_gib:g} GiB less the CUDA context's "
-        f"{CUDA_CONTEXT / GIB:g} GiB); vllm_gpu_memory_utilization {utilization:g} -> {scaled:.4f} (vLLM's pool "
-        f"{utilization:g} x {cap_gib:g} GiB = {utilization * cap_gib:.2f} GiB)"
+        f"torch.cuda.set_per_process_memory_fraction({capped.fraction():.4f}) ({cap_gib:g} GiB less the CUDA "
+        f"context's {CUDA_CONTEXT / GIB:g} GiB), raised by vLLM's pool while sleep mode has it unmapped; "
+        f"vllm_gpu_memory_utilization {utilization:g} -> {scaled:.4f} (vLLM's pool {utilization:g} x {cap_gib:g} GiB "
+        f"= {utilization * cap_gib:.2f} GiB)"
     )
-    return Budget(budget, source, enforcement, (utilization, scaled))
+    capped = dataclasses.replace(capped, enforcement=enforcement)
+    capped.enforce()
+    return capped
 
 
 def estimate(
@@ -154,15 +179,22 @@ def _peak_rss_bytes() -> int:
 
 
 class PeakMeter:
-    """The peak memory of a phase (``start`` to ``stop``), as the module docstring describes."""
+    """The peak memory of a phase (``start`` to ``stop``), as the module docstring describes. On a GPU, ``budget``'s cap
+    (if any) is re-enforced each time vLLM sleeps or wakes (``watch_sleep``), also after ``stop``."""
 
-    def __init__(self, gpu: bool) -> None:
+    def __init__(self, gpu: bool, budget: Budget | None = None) -> None:
         self.gpu = gpu
+        self.budget = budget
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
         self._device = None
+        self._running = False
         self.before = 0.0  # in use at start: device memory (GPU) or RSS (CPU)
         self.sampled_peak = 0.0  # the largest sample: device memory in use (GPU), children's RSS (CPU)
+        self.unmapped = 0.0  # GPU: bytes torch counts that the card does not hold now (vLLM's pool, asleep)
+        self.torch_peak = 0.0  # GPU: the largest phase peak of torch's reserved bytes, less what was unmapped then
+        self.phases = 0  # GPU: phases measured (one more at each sleep or wake-up of vLLM)
         self.result: dict | None = None
 
     def _sample(self) -> float:
@@ -173,12 +205,19 @@ class PeakMeter:
             return float(total - free)
         return float(_children_rss())
 
+    def sample(self) -> None:
+        """One sample (on the calling thread: between phases, or the sampling thread's)."""
+        value = self._sample()
+        with self._lock:
+            self.sampled_peak = max(self.sampled_peak, value)
+
     def _loop(self) -> None:
         while not self._stop.wait(SAMPLE_SECONDS):
-            self.sampled_peak = max(self.sampled_peak, self._sample())
+            self.sample()
 
     def start(self) -> None:
         """What is in use before the model loads. No sampling yet: call ``start_sampling`` once vLLM is built."""
+        self._running = True
         if self.gpu:
             import torch
 
@@ -187,16 +226,39 @@ class PeakMeter:
             torch.cuda.reset_peak_memory_stats(self._device)
             self.before = self._sample()
             self.sampled_peak = self.before
+            self.unmapped = float(vllm_seams.sleeping_pool_bytes())
         else:
             self.before = float(_rss_bytes())
             self.sampled_peak = self._sample()
 
-    def sample(self) -> None:
-        """One sample, on the calling thread (between phases: after the engine is built)."""
-        self.sampled_peak = max(self.sampled_peak, self._sample())
+    def phase_ends(self) -> None:
+        """Just before vLLM sleeps or wakes (main thread): the ending phase's torch peak, less what was unmapped in it."""
+        if self.gpu and self._running:
+            import torch
+
+            reserved = float(torch.cuda.max_memory_reserved(self._device))
+            self.torch_peak = max(self.torch_peak, reserved - self.unmapped)
+            self.phases += 1
+
+    def phase_begins(self) -> None:
+        """Just after vLLM slept or woke (main thread): what its pool holds unmapped now, the cap's fraction for it,
+        and (while measuring) a fresh torch peak and one sample."""
+        if not self.gpu:
+            return
+        self.unmapped = float(vllm_seams.sleeping_pool_bytes())
+        if self.budget is not None:
+            self.budget.enforce(self.unmapped)
+        if self._running:
+            import torch
+
+            torch.cuda.reset_peak_memory_stats(self._device)
+            self.sample()
 
     def start_sampling(self) -> None:
-        """Sample every SAMPLE_SECONDS from a thread until ``stop``: only once vLLM has captured its CUDA graphs."""
+        """Sample every SAMPLE_SECONDS from a thread until ``stop``: only once vLLM has captured its CUDA graphs. The
+        build is a phase of its own (vLLM's sleep at its end leaves its pool unmapped)."""
+        self.phase_ends()
+        self.phase_begins()
         self.sample()
         self._thread = threading.Thread(target=self._loop, name="gpu-check-memory", daemon=True)
         self._thread.start()
@@ -206,22 +268,24 @@ class PeakMeter:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.sampled_peak = max(self.sampled_peak, self._sample())
+        self.sample()
         if self.gpu:
-            import torch
-
-            reserved = float(torch.cuda.max_memory_reserved(self._device))
+            self.phase_ends()
+            self._running = False
             sampled = self.sampled_peak - self.before + CUDA_CONTEXT
-            peak = max(sampled, reserved + CUDA_CONTEXT)
+            peak = max(sampled, self.torch_peak + CUDA_CONTEXT)
             self.result = {
-                "measure": "GPU memory in use, sampled, + CUDA context (0.9 GiB, assumed)",
+                "measure": "GPU memory the card holds for the process (sampled device memory in use, and torch's "
+                "peak less vLLM's pool while asleep, the larger) + CUDA context (0.9 GiB, assumed)",
                 "peak": peak,
                 "run": peak,
-                "torch_max_reserved": reserved,
+                "torch_peak_on_card": self.torch_peak,
                 "sampled_device_delta": self.sampled_peak - self.before,
+                "phases": self.phases,
                 "cuda_context_assumed": CUDA_CONTEXT,
             }
         else:
+            self._running = False
             peak = float(_peak_rss_bytes())
             self.result = {
                 "measure": "peak RSS of this process (vLLM in-process), getrusage",
@@ -232,3 +296,26 @@ class PeakMeter:
                 "children_peak_rss": self.sampled_peak,
             }
         return self.result
+
+
+def watch_sleep(llm, meter: PeakMeter) -> Callable[[], None]:
+    """Around each ``sleep`` and ``wake_up`` of ``llm`` (this instance only, as ``timing.time_rollouts`` wraps the
+    engine's generate): the meter ends a phase before it and begins one after it. Returns a function that unwraps."""
+    names = ("sleep", "wake_up")
+    for name in names:
+        original = getattr(llm, name)
+
+        def around(*args, _original=original, **kwargs):
+            meter.phase_ends()
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                meter.phase_begins()
+
+        setattr(llm, name, functools.wraps(original)(around))
+
+    def stop() -> None:
+        for name in names:
+            delattr(llm, name)  # the class's method again
+
+    return stop

@@ -32,6 +32,9 @@ from train.gpu_check import memory, on_policy, report, rollout_speed
 from train.gpu_check.environment import probe
 from train.gpu_check.verdicts import (
     FAIL,
+    NO_KV_CACHE,
+    NOT_FREE,
+    ONE_SEQUENCE,
     MemoryInputs,
     Row,
     Wants,
@@ -51,6 +54,7 @@ CHECKS = ("environment", "memory", "GRPO steps", "rollout speed", "on-policy")
 # cumem_allocator.cpp:N" (its C extension raises PyExc_RuntimeError when cuMemCreate fails at wake-up), and the driver
 # API's name for it. Anything else stays an error.
 CUDA_OOM = re.compile(r"cuda error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation", re.IGNORECASE)
+VLLM_POOL_REFUSALS = (NO_KV_CACHE, ONE_SEQUENCE, NOT_FREE)  # vLLM's ValueErrors about its pool (verdicts.py)
 
 
 def cuda_out_of_memory(exc: BaseException) -> str | None:
@@ -61,6 +65,36 @@ def cuda_out_of_memory(exc: BaseException) -> str | None:
     if isinstance(exc, torch.OutOfMemoryError) or (isinstance(exc, RuntimeError) and CUDA_OOM.search(text)):
         return (text.splitlines() or [type(exc).__name__])[0]
     return None
+
+
+def vllm_pool_refusal(exc: BaseException) -> str | None:
+    """vLLM's text when ``exc`` is vLLM refusing its pool while loading (a ValueError, not an out-of-memory), else
+    None. In-process (the external launcher turns vLLM's engine-core process off) it reaches build_trainer as is."""
+    text = str(exc)
+    if isinstance(exc, ValueError) and any(refusal in text for refusal in VLLM_POOL_REFUSALS):
+        return text
+    return None
+
+
+def turn_off_held_out_evals(script_args, training_args) -> str | None:
+    """The check reports the GRPO steps and their memory: the config's held-out evals (transformers generation of
+    ``eval_problems`` problems, at step 0 with ``eval_on_start`` and every ``eval_steps``) would run inside
+    ``trainer.train()``, timed and measured by no row (the GPU recipes: 200 problems x 512 greedy tokens). Turned off,
+    as train/replay.py does; returns what the config asked for (None: no evals)."""
+    if training_args.eval_strategy == "no" and not training_args.eval_on_start:
+        return None
+    steps = training_args.eval_steps or training_args.logging_steps  # transformers' default for eval_steps
+    when = {
+        "no": [],
+        "epoch": ["every epoch"],
+        "steps": [f"every {steps:g} steps" if steps >= 1 else f"every {steps:g} of max_steps"],
+    }[getattr(training_args.eval_strategy, "value", training_args.eval_strategy)]
+    if training_args.eval_on_start:
+        when.insert(0, "at step 0")
+    training_args.eval_strategy = "no"
+    training_args.eval_on_start = False
+    training_args.eval_steps = None  # else train/grpo.py says "eval_steps is set but eval_strategy is no"
+    return f"the config's {script_args.eval_problems} problems {' and '.join(when)}, not timed or measured here"
 
 
 def log(message: str) -> None:
@@ -105,7 +139,9 @@ def check(opts: argparse.Namespace, overrides: list[str], out: Path) -> tuple[li
     config_lr = training_args.learning_rate
     if not _given(overrides, "--learning_rate"):
         training_args.learning_rate = CHECK_LEARNING_RATE
+    evals_off = turn_off_held_out_evals(script_args, training_args)
     extra = {"config": opts.config, "overrides": overrides, "steps": opts.steps, "memory_cap_gib": opts.memory_cap}
+    extra["held_out_evals_off"] = evals_off
 
     log("environment")
     env = probe(cuda)
@@ -118,6 +154,7 @@ def check(opts: argparse.Namespace, overrides: list[str], out: Path) -> tuple[li
     budget = memory.apply_cap(opts.memory_cap, training_args, gpu, env.memory_bytes)
     extra["budget"] = budget.as_dict()
     found = memory.estimate(training_args, model_args, gpu, env.memory_bytes, share_base=script_args.vllm_share_base)
+    configured = budget.vllm_utilization[0] if budget.vllm_utilization else training_args.vllm_gpu_memory_utilization
     inputs = MemoryInputs(
         budget=budget.bytes,
         budget_source=budget.source,
@@ -125,13 +162,16 @@ def check(opts: argparse.Namespace, overrides: list[str], out: Path) -> tuple[li
         estimate=found.total if found else None,
         parts=dict(found.parts) if found else {},
         sleeps=bool(training_args.vllm_enable_sleep_mode),
+        vllm_pool=found.parts.get("vLLM pool", 0.0) if found and gpu else 0.0,
+        vllm_minimum=dict(found.vllm_minimum) if found and gpu else {},
+        utilization=configured,
     )
     log(f"budget {budget.bytes / 2**30:.2f} GiB ({budget.source}); {budget.enforcement}")
-    if found is not None and found.total > budget.bytes:
-        rows["memory"] = memory_row(inputs)
+    if found is not None and (found.total > budget.bytes or inputs.pool_too_small):
+        rows["memory"] = memory_row(inputs)  # over the budget, or a vLLM pool vLLM would refuse while loading
         return _fill(rows, not_run, "pre-flight's estimate does not fit the budget"), extra
 
-    rows.update(_train_and_measure(script_args, training_args, model_args, inputs, gpu, opts, extra, config_lr))
+    rows.update(_train_and_measure(script_args, training_args, model_args, inputs, gpu, opts, extra, config_lr, budget))
     return _fill(rows, not_run, "another check failed"), extra
 
 
@@ -159,12 +199,14 @@ def _fill(rows: dict[str, Row], not_run, reason: str) -> list[Row]:
     return [rows.get(name) or not_run(name, reason) for name in CHECKS]
 
 
-def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts, extra, config_lr) -> dict[str, Row]:
+def _train_and_measure(
+    script_args, training_args, model_args, inputs, gpu, opts, extra, config_lr, budget=None
+) -> dict[str, Row]:
     # lazy: timing imports transformers (~5 s; 44 s under load): scripts/check_gpu.py --help must not
     from train.gpu_check.timing import StepClock, StepTimes, time_rollouts
 
     rows: dict[str, Row] = {}
-    meter = memory.PeakMeter(gpu)
+    meter = memory.PeakMeter(gpu, budget)
     meter.start()
     log("building the trainer (train/grpo.py build_trainer) and its vLLM engine")
     start = time.perf_counter()
@@ -174,19 +216,24 @@ def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts
         meter.stop()
         rows["GRPO steps"] = Row("GRPO steps", "-", FAIL, "train/grpo.py refuses this config before loading", str(exc))
         return rows
-    except RuntimeError as exc:  # the policy or vLLM's pool did not fit while loading (else: not ours to judge)
-        first_line = cuda_out_of_memory(exc)
-        if first_line is None:
-            meter.stop()
-            raise
+    except (RuntimeError, ValueError) as exc:  # the policy or vLLM's pool did not fit while loading (else: not ours)
+        first_line, refusal = cuda_out_of_memory(exc), vllm_pool_refusal(exc)
         measured = meter.stop()
+        if refusal is not None:  # vLLM's own "No available memory for the cache blocks" and its kin
+            rows["memory"] = memory_row(dataclasses.replace(inputs, peak=measured["peak"], vllm_refusal=refusal))
+            return rows
+        if first_line is None:
+            raise
         oom = f"while loading: {first_line}"
         rows["memory"] = memory_row(dataclasses.replace(inputs, peak=measured["peak"], out_of_memory=oom))
         return rows
     extra["trainer_build_s"] = time.perf_counter() - start
     meter.start_sampling()  # only now: vLLM has captured its CUDA graphs (a sampling thread could break a capture)
+    stop_watching = None
     try:
         engine = trainer.rollout_engine
+        # each sleep and wake-up of vLLM ends a phase of the meter and re-sets the cap (what sleep unmapped)
+        stop_watching = memory.watch_sleep(engine.llm, meter) if gpu else None
         times = StepTimes()
         trainer.add_callback(StepClock(times))
         stop_timing = time_rollouts(engine, times)
@@ -209,7 +256,9 @@ def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts
         )
         if out_of_memory:
             return rows
-        rows["GRPO steps"] = steps_row(times.summary(), (training_args.learning_rate, config_lr))
+        rows["GRPO steps"] = steps_row(
+            times.summary(), (training_args.learning_rate, config_lr), extra.get("held_out_evals_off")
+        )
 
         try:
             _after_training(rows, trainer, engine, training_args, model_args, gpu, opts)
@@ -223,6 +272,8 @@ def _train_and_measure(script_args, training_args, model_args, inputs, gpu, opts
                 dataclasses.replace(inputs, peak=measured["peak"], run=measured["run"], out_of_memory=after)
             )
     finally:
+        if stop_watching is not None:
+            stop_watching()
         trainer.close_rollout_engine()
     return rows
 

@@ -7,6 +7,7 @@ exits non-zero when any row failed or was not run.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 from train.config.memory_model import GIB
@@ -68,6 +69,8 @@ def environment_row(env: Environment, wants: Wants) -> Row:
                 f"run it on a GPU; on this machine check the CPU path: {CPU_CHECK}",
             )
         )
+    if wants.gpu_recipe and env.gpu and env.triton_problem:  # the model would load, then the first kernel stops it
+        problems.append(tuple(env.triton_problem))
     if wants.engine is Engine.NONE:
         problems.append(
             (
@@ -168,15 +171,76 @@ class MemoryInputs:
     peak: float | None = None  # measured, against the budget (None: not measured)
     run: float | None = None  # measured, against the estimate
     out_of_memory: str | None = None  # the error, when the run ran out of memory
+    vllm_pool: float = 0.0  # vLLM's pool under this budget (the config's utilization x the budget), on a GPU
+    vllm_minimum: dict[str, float] = field(default_factory=dict)  # what it holds before any KV cache (pre-flight)
+    utilization: float | None = None  # the config's vllm_gpu_memory_utilization (a share of the budget)
+    vllm_refusal: str | None = None  # vLLM's own refusal of its pool while loading (its ValueError's text)
+
+    @property
+    def pool_too_small(self) -> bool:
+        """vLLM's pool is smaller than what vLLM holds before any KV cache (it would stop while loading)."""
+        return bool(self.vllm_pool) and sum(self.vllm_minimum.values()) > self.vllm_pool
+
+
+# vLLM 0.30's refusals of its pool while loading (ValueError): no room left for the KV cache
+# (vllm/v1/core/kv_cache_utils.py), room for less than one max_model_len sequence (same place), and less free memory
+# on the GPU at start than the pool it asks for (vllm/v1/worker/utils.py request_memory)
+NO_KV_CACHE = "No available memory for the cache blocks"
+ONE_SEQUENCE = "KV cache is needed, which is larger than the available KV cache memory"
+NOT_FREE = "on startup is less than desired GPU memory utilization"
+
+
+def vllm_pool_fix(m: MemoryInputs) -> str:
+    """What to change when vLLM's pool is too small for what vLLM holds before its KV cache (pre-flight's minimum, or
+    vLLM's own refusal), or larger than the GPU had free when vLLM started."""
+    if m.vllm_refusal and NOT_FREE in m.vllm_refusal:
+        return (
+            "lower vllm_gpu_memory_utilization: vLLM asks for its whole pool when it starts, and the GPU had less "
+            "free (the trainer's model was already loaded; or another process holds memory: use an idle card)."
+        )
+    needs = sum(m.vllm_minimum.values())
+    parts = ", ".join(f"{name} {gib(value)}" for name, value in m.vllm_minimum.items())
+    at_least = math.ceil(100 * needs / m.budget) / 100
+    now = f" above {m.utilization:g}" if m.utilization is not None else ""
+    if not needs:  # no config.json to estimate from
+        fix = f"raise vllm_gpu_memory_utilization{now}"
+    elif m.vllm_refusal is None or m.utilization is None or at_least > m.utilization:
+        fix = (
+            f"raise vllm_gpu_memory_utilization to at least {at_least:.2f} of the card (vLLM needs {gib(needs)} "
+            f"to serve one sequence: {parts})"
+        )
+    else:  # vLLM refused a pool pre-flight's minimum lets through: vLLM measured more than the minimum says
+        fix = (
+            f"raise vllm_gpu_memory_utilization{now}: vLLM measured more for its weights, activations, CUDA graphs "
+            f"and non-torch memory than pre-flight's {gib(needs)} ({parts}); please report these figures"
+        )
+    if m.vllm_refusal is None or ONE_SEQUENCE in m.vllm_refusal:
+        fix += ", or lower vllm_max_model_length (one sequence's KV cache must fit)"
+    return fix + "."
 
 
 def memory_row(m: MemoryInputs) -> Row:
     data = {"budget": m.budget, "budget_source": m.budget_source, "estimate": m.estimate, "parts": m.parts}
     data.update(peak=m.peak, run=m.run, out_of_memory=m.out_of_memory)
+    data.update(vllm_pool=m.vllm_pool, vllm_minimum=m.vllm_minimum, vllm_refusal=m.vllm_refusal)
     estimated = (
         f"pre-flight {gib(m.estimate)}" if m.estimate is not None else "pre-flight: no estimate (no config.json)"
     )
     budget = f"budget {gib(m.budget)} ({m.budget_source})"
+    pool = f"vLLM's pool {gib(m.vllm_pool)}"
+    if m.vllm_refusal:
+        first = m.vllm_refusal.split(". ")[0].rstrip(".")
+        measured = f"{estimated}; {pool}: vLLM stopped while loading; {budget}"
+        verdict = f'does not fit: vLLM refused its pool ("{first}")'
+        return Row("memory", measured, FAIL, verdict, vllm_pool_fix(m), data)
+    if m.peak is None and m.pool_too_small:
+        needs = sum(m.vllm_minimum.values())
+        measured = f"{estimated}; {pool}, vLLM needs {gib(needs)} to serve one sequence; not measured; {budget}"
+        verdict = (
+            f"does not fit: vLLM's pool is {gib(needs - m.vllm_pool)} smaller than what vLLM holds before its KV cache"
+            " plus one sequence's KV cache (vLLM would stop while loading)"
+        )
+        return Row("memory", measured, FAIL, verdict, vllm_pool_fix(m), data)
     if m.out_of_memory:
         fix = memory_fix(m.parts, 0.0, m.gpu, m.sleeps) if m.parts else "lower the batch or the lengths."
         measured = f"{estimated}; ran out of memory; {budget}"
@@ -209,8 +273,9 @@ def memory_row(m: MemoryInputs) -> Row:
 # ---- speed ------------------------------------------------------------------------------------
 
 
-def steps_row(summary: dict, learning_rate: tuple[float, float]) -> Row:
-    """The real GRPO steps: time per step and where it goes (information; a step that fails raises)."""
+def steps_row(summary: dict, learning_rate: tuple[float, float], evals_off: str | None = None) -> Row:
+    """The real GRPO steps: time per step and where it goes (information; a step that fails raises). ``evals_off``:
+    the config's held-out evals, which the check turns off (run.py), so that nothing runs that no row reports."""
     s = summary
     first = f" (step 1, with warm-up: {s['first_step_s']:.1f} s)" if s["steps"] > 1 else " (one step, with warm-up)"
     steps = f"{s['steps']} step{'s' if s['steps'] > 1 else ''}"
@@ -221,13 +286,14 @@ def steps_row(summary: dict, learning_rate: tuple[float, float]) -> Row:
     )
     used, config = learning_rate
     lr = f" at learning rate {used:g}" + (f" (config {config:g})" if used != config else "")
+    evals = f"; held-out evals off here: {evals_off}" if evals_off else ""
     return Row(
         "GRPO steps",
         measured,
         PASS,
-        f"trains: {steps} of train/grpo.py's trainer{lr}",
+        f"trains: {steps} of train/grpo.py's trainer{lr}{evals}",
         "",
-        {**s, "learning_rate": used},
+        {**s, "learning_rate": used, "held_out_evals_off": evals_off},
     )
 
 
