@@ -206,8 +206,8 @@ def ending(tail: str, answer: str) -> Ending:
 
     >>> ending("\n\nLet me know if you have any other questions!", "120")
     Ending(hedge=None, stated=())
-    >>> ending("\nWait, that's wrong.", "120").hedge
-    "a take-back ('Wait') in 'Wait, that's wrong.'"
+    >>> ending("\nWait, it is 125.", "120").hedge
+    "a take-back ('Wait') in 'Wait, it is 125.'"
     >>> ending(". The answer is $125$.", "120").stated
     ('125',)
     """
