@@ -9,6 +9,8 @@
 - ``code_scoring``: one Score from a code Verdict (fraction + passed_all), tamper markers in metadata
 - ``domain_task``: ``@task domain_verified`` and the ``verigrpo/domain_scorer`` body: any domain that declares its
   judge as ``grade`` (problems/domains.py), evaluated with no Inspect code of its own
+- ``task_errors``: a task argument that cannot work (a missing file, unreadable rows, an unknown domain) as one
+  message and exit 1 of ``inspect eval`` (Inspect's ``PrerequisiteError``), not a traceback; a ``DatasetError`` in Python
 - ``providers/``: the model providers ``verigrpo/<run dir>`` (``checkpoint_model``: a checkpoint loaded as its
   run.json says it trained) and ``verigrpo-policy`` (``policy_model``: the policy in memory a training run's held-out
   evals score), their model info (``model_info``), and a checkpoint scored as trained (``checkpoint_eval``)

@@ -16,6 +16,7 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig
 from inspect_ai.solver import generate, use_tools
 
 from evals.code_scoring import CODE_HEADLINE
+from evals.task_errors import task_errors
 from evals.verify import unit_test_scorer
 from problems.code_data import CodeProblem, load_code_problems
 from python_tool.inspect_tool import python_tool
@@ -43,7 +44,8 @@ def code_verified(
 ) -> Task:
     """The bundled code problems (or ``path``), unit-test-scored; ``tools=true`` lets the model run Python
     in the ``bwrap`` sandbox before answering, with the training tool (``python_tool/session.py``)."""
-    samples = [record_to_sample(problem) for problem in load_code_problems(path, limit)]
+    with task_errors("code_verified"):  # one message and exit 1 on the command line, not a traceback
+        samples = [record_to_sample(problem) for problem in load_code_problems(path, limit)]
     limits = ToolLimits(timeout_s=TOOL_TIMEOUT_S)  # the training tool (python_tool/session.py), longer per call
     solver = [use_tools(python_tool(limits)), generate()] if tools else [generate()]
     return Task(

@@ -10,6 +10,9 @@ quantity training optimized. The scorer is registered once, as ``verigrpo/domain
 the task resolves it by that name.
 """
 
+import inspect
+
+import anyio
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
@@ -17,7 +20,8 @@ from inspect_ai.scorer import Score, Scorer, Target
 from inspect_ai.solver import TaskState, generate
 from inspect_ai.util import registry_create
 
-from problems.domains import DOMAIN_SCORER, DOMAINS, HOW_TO_REGISTER, Domain
+from evals.task_errors import task_errors
+from problems.domains import DOMAIN_SCORER, DOMAINS, HOW_TO_REGISTER, Domain, awaited
 from problems.math_data import DatasetError
 from records.chat import chat_messages
 
@@ -34,12 +38,23 @@ def graded_domain(name: str) -> Domain:
     return domain
 
 
+async def grade_one(grade, text: str, target: str) -> float:
+    """``grade`` of one completion in the eval's event loop: an ``async def`` one is awaited here; a plain one runs in a
+    worker thread, where a ``grade`` that runs an event loop of its own (``asyncio.run``) works too, and a slow one does
+    not stall the loop (training calls either kind from sync code: ``problems.domains.grade_all``)."""
+    if inspect.iscoroutinefunction(grade):
+        return float(await grade(text, target))
+    return float(await awaited(await anyio.to_thread.run_sync(grade, text, target)))
+
+
 def domain_score(name: str) -> Scorer:
-    """The scorer body ``verigrpo/domain_scorer`` registers: the domain's ``grade`` of the completion and target."""
+    """The scorer body ``verigrpo/domain_scorer`` registers: the domain's ``grade`` of the completion and target (an
+    ``async def`` grade awaited here, a plain one in a worker thread: ``grade_one``)."""
     grade = graded_domain(name).grade
 
     async def score(state: TaskState, target: Target) -> Score:
-        return Score(value=float(grade(state.output.completion, target.text)), answer=state.output.completion)
+        value = await grade_one(grade, state.output.completion, target.text)
+        return Score(value=value, answer=state.output.completion)
 
     return score
 
@@ -54,8 +69,9 @@ def domain_verified(
     max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> Task:
     """A ``grade`` domain's problems (its first source unless ``source``), greedy, scored by its ``grade``."""
-    row_domain = graded_domain(domain)
-    problems = row_domain.load(source or row_domain.sources[0], path=path, split=split, limit=limit)
+    with task_errors("domain_verified"):  # one message and exit 1 on the command line, not a traceback
+        row_domain = graded_domain(domain)
+        problems = row_domain.load(source or row_domain.sources[0], path=path, split=split, limit=limit)
     samples = []
     for problem in problems:
         row = row_domain.training_row(problem, 0)

@@ -18,8 +18,10 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate, use_tools
 
 from evals.math_scoring import ANSWER_FORMAT_KEY, HEADLINE
+from evals.task_errors import task_errors
 from evals.verify import math_verifier
-from problems.math_data import ARITHMETIC_DEFAULTS, FILE_SOURCES, MathProblem, default_split, load_problems
+from problems.file_rows import skipped_rows
+from problems.math_data import ARITHMETIC_DEFAULTS, MathProblem, default_split, is_file, load_problems
 from python_tool.inspect_tool import python_tool
 from python_tool.session import ToolLimits
 from records.chat import chat_messages
@@ -30,7 +32,8 @@ DEFAULT_SHOTS = 1  # one worked example: the small CPU model needs it to follow 
 DEFAULT_MAX_TOKENS = 256
 EVAL_ARITHMETIC_PROBLEMS = 50  # an eval of the generated problems: 50 unless -T limit= says otherwise
 EVAL_SPLIT = None  # the source's held-out split ('test': procedural test problems never appear in training's
-# 'train' split); a file has none: it is evaluated whole, and its log header says the problems are not held out
+# 'train' split); a file (-T path=, any dataset) has none: it is evaluated whole, and its log header says the problems
+# are not held out
 
 
 TOOL_DEFAULTS = ToolLimits()
@@ -74,6 +77,7 @@ def math_verified(
     tool_output_chars: int = TOOL_DEFAULTS.output_chars,
     tool_max_calls: int = TOOL_DEFAULTS.max_calls,
     answer_format: str = DEFAULT_ANSWER_FORMAT,
+    skip_bad_rows: bool = False,
 ) -> Task:
     """Any math dataset (``arithmetic``, ``jsonl``, ``json``, ``gsm8k``, ``math500``), verifier-scored.
 
@@ -85,15 +89,27 @@ def math_verified(
     (a tool-trained run's config keys of the same names); only the model's own turns are graded.
     ``answer_format`` names the final-answer line the prompt teaches and the scorer reads (``answer_line``: ``ANSWER:
     <value>``; ``minerva``: ``Final Answer: The final answer is $<value>$. I hope it is correct.``; ``gsm8k``:
-    ``#### <value>``); use the one the checkpoint was trained with (run.json records it).
+    ``#### <value>``); use the one the checkpoint was trained with (run.json records it). A file's rows that cannot be
+    read are listed all at once; ``skip_bad_rows=true`` evaluates the others and lists the skipped ones in the log
+    header's ``skipped_rows``.
     """
     build_messages("", 0, tools=tools, answer_format=answer_format)  # an unknown format, or one with tools: refused now
-    split = default_split(dataset) if split is None else split
+    split = default_split(dataset, path) if split is None else split
     knobs = {}
     if dataset == "arithmetic":
         knobs = {"operations": _csv(operations), "min_value": min_value, "max_value": max_value, "steps": steps}
         limit = EVAL_ARITHMETIC_PROBLEMS if limit is None else limit
-    problems = load_problems(dataset, path=path, split=split, limit=limit, seed=seed, shuffle=shuffle, **knobs)
+    with task_errors("math_verified"):  # one message and exit 1 on the command line, not a traceback
+        problems = load_problems(
+            dataset,
+            path=path,
+            split=split,
+            limit=limit,
+            seed=seed,
+            shuffle=shuffle,
+            skip_bad_rows=skip_bad_rows,
+            **knobs,
+        )
     samples = [record_to_sample(problem, num_shots, tools, answer_format) for problem in problems]
     solver = [generate()]
     if tools:
@@ -111,10 +127,12 @@ def math_verified(
             "dataset": dataset,
             "num_shots": num_shots,
             "split": split,
-            # a file is evaluated whole: if training read the same file, these are its problems (problems/math_data.py)
-            "held_out": dataset not in FILE_SOURCES,
+            # a user's file (any dataset with a path) is evaluated whole and never known to be held out: training may
+            # have read the same file (problems/math_data.py)
+            "held_out": not is_file(dataset, path),
             "tools": tools,
             "answer_format": answer_format,
+            **({"skipped_rows": [str(row) for row in skipped_rows(problems)]} if skip_bad_rows else {}),
         },
     )
 
@@ -122,7 +140,7 @@ def math_verified(
 # The Hub-backed tasks are registered with task(...) rather than the @task decorator, so that
 # `inspect eval evals/` (which discovers decorated tasks) runs offline; name them explicitly.
 def _gsm8k_verified(
-    split: str = "test",
+    split: str | None = EVAL_SPLIT,
     path: str | None = None,
     limit: int | None = None,
     num_shots: int = DEFAULT_SHOTS,
@@ -144,7 +162,7 @@ def _gsm8k_verified(
 
 
 def _math500_verified(
-    split: str = "test",
+    split: str | None = EVAL_SPLIT,
     path: str | None = None,
     limit: int | None = None,
     num_shots: int = 0,

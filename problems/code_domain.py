@@ -14,8 +14,9 @@ from records.rollout_format import train_score_name
 from rewards import code_tests
 
 
-def load(source: str, *, path=None, limit=None, **_ignored) -> list:
-    return load_code_problems(path, limit)  # one bundled set or a file: split, seed and shuffle do not apply
+def load(source: str, *, path=None, limit=None, skip_bad_rows=False, **_ignored) -> list:
+    # one bundled set or a file: split, seed and shuffle do not apply
+    return load_code_problems(path, limit, skip_bad_rows=skip_bad_rows)
 
 
 def training_row(problem: CodeProblem, num_shots: int) -> dict:

@@ -19,7 +19,9 @@ read (a row's module imports this one).
 
 A row declares its judge in one of two ways. A built-in domain gives ``rewards`` (name -> TRL reward function, the
 plain functions of ``rewards``), ``scorer`` (a registered Inspect scorer) and ``eval_task``. A new domain gives
-``grade(completion_text, target) -> float in [0, 1]`` instead, and the row derives the rest from that one function:
+``grade(completion_text, target) -> float in [0, 1]`` instead (a plain function, or ``async def`` when it awaits an
+async scorer: ``grade_all`` runs either kind from training's reward, ``evals/domain_task.py`` awaits it in the eval's
+event loop), and the row derives the rest from that one function:
 the reward ``<name>_grade`` (reading the training row's ``answer`` column as the target), the scorer
 ``verigrpo/domain_scorer``, the eval task ``evals/domain_task.py@domain_verified`` (``-T domain=<name>``) and the run
 plot's line for the reward, so its training reward and its eval metric are one function (docs/adding-a-domain.md;
@@ -31,15 +33,17 @@ torch.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import inspect
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from problems.math_data import DatasetError
-from rewards.common import completion_text
+from rewards.common import completion_text, run_blocking
 from rewards.math.answer_format import DEFAULT_ANSWER_FORMAT
 
 DOMAIN_SCORER = "verigrpo/domain_scorer"  # a ``grade`` domain's scorer (evals/inspect_plugin), -S domain=<name>
@@ -56,9 +60,10 @@ class Domain:
     # (source, *, path, split, limit, seed, shuffle, **options) -> problems; options: source-specific settings
     load: Callable[..., list]
     training_row: Callable[[object, int], dict]  # (problem, num_shots) -> {"prompt", "id", + the reward's column}
-    # (completion text, target) -> score in [0, 1]: a new domain's one judge, from which the row derives its reward
-    # ``<name>_grade``, its scorer and its eval task (the training row then carries the target as "answer")
-    grade: Callable[[str, str], float] | None = None
+    # (completion text, target) -> score in [0, 1], or an awaitable of it (``async def grade``): a new domain's one
+    # judge, from which the row derives its reward ``<name>_grade``, its scorer and its eval task (the training row
+    # then carries the target as "answer")
+    grade: Callable[[str, str], float | Awaitable[float]] | None = None
     # the reward functions that score this domain (and no other), by the name a config's reward_funcs gives;
     # a ``grade`` row's derived ``<name>_grade`` is added to them
     rewards: Mapping[str, RewardFunc] = field(default_factory=dict)
@@ -104,11 +109,30 @@ class Domain:
         return frozenset(self.rewards)
 
 
+def grade_all(grade: Callable, pairs: list[tuple[str, str]]) -> list[float]:
+    """``grade`` of each (completion text, target), from sync code (training's reward, the exploit probe): a plain
+    ``grade``'s scores as they are; an ``async def`` one's (or awaitables a plain one returns) awaited, a batch's at once
+    in one event loop, in a thread of its own when the caller's thread already runs one (``run_blocking``)."""
+    scores = [grade(text, target) for text, target in pairs]  # coroutines of an async grade start below, in a loop
+    if any(inspect.isawaitable(score) for score in scores):
+        scores = run_blocking(_gather(scores))
+    return [float(score) for score in scores]
+
+
+async def _gather(scores: list) -> list:
+    return await asyncio.gather(*(awaited(score) for score in scores))
+
+
+async def awaited(score):
+    """``score``, awaited if it is awaitable (a ``grade`` may return either)."""
+    return await score if inspect.isawaitable(score) else score
+
+
 def _grade_reward(grade: Callable[[str, str], float], name: str) -> RewardFunc:
-    """``grade`` as a TRL reward function: each completion against the training row's ``answer``."""
+    """``grade`` as a TRL reward function: each completion against the training row's ``answer`` (``grade_all``)."""
 
     def reward(completions, answer, **kwargs) -> list[float]:
-        return [float(grade(completion_text(c), target)) for c, target in zip(completions, answer)]
+        return grade_all(grade, [(completion_text(c), target) for c, target in zip(completions, answer)])
 
     reward.__name__ = name  # TRL logs rewards/<__name__>/mean
     return reward

@@ -9,32 +9,47 @@ Sources (``load_problems(source, ...)``):
 
 ==============  ==========================================================================
 ``arithmetic``  seeded procedural word problems, offline (the default everywhere)
-``jsonl``       a local ``.jsonl`` file: one ``{"question", "answer", "id"?, "metadata"?}`` a line
+``jsonl``       a local ``.jsonl`` file, each row in one of ``ROW_SHAPES``: ``{"question", "answer"}``
+                (the reference), GSM8K's (a worked solution ending ``#### 72``) or MATH's
+                (``{"problem", "solution"}`` with ``\\boxed{}``, ``answer`` optional), read by its shape
 ``json``        a local ``.json`` file holding a list of such objects
 ``gsm8k``       ``openai/gsm8k`` (config ``main``); the answer is the text after ``####``
 ``math500``     ``HuggingFaceH4/MATH-500`` (split ``test``)
 ==============  ==========================================================================
 
-``gsm8k`` and ``math500`` also read local files in the Hub's own schema (``path=``).
+``gsm8k`` and ``math500`` also read local files in the Hub's own schema (``path=``; MATH's rows may leave out
+``answer``). A worked solution's reference is read by one function, ``solution_reference``, for every source.
+
+Every row that cannot be read is reported at once (``problems/file_rows.py``: ``file:line: reason``), or left out
+with ``skip_bad_rows=True`` (the returned list's ``.skipped`` names them).
 
 Splits: ``arithmetic`` has ``train`` and ``test`` (disjoint by content), the Hub datasets their Hub splits. A file
-(``jsonl``, ``json``) is one set of problems with no split it could hold out: ``all`` (or ``train``, what training
-asks for) is the whole file, and ``test`` is refused rather than answered with problems training may have used
-(hold problems out in a file of their own). ``split=None`` is the source's default: ``test`` where the source has one,
-``all`` for a file (``FILE_SPLIT``).
+(``jsonl``, ``json``, or a local copy given to ``gsm8k``/``math500`` with ``path``) is one set of problems with no
+split it could hold out: ``all`` (or ``train``, what training asks for) is the whole file, and ``test`` is refused
+rather than answered with problems training may have used (hold problems out in a file of their own).
+``split=None`` is the source's default: ``test`` where the source has one, ``all`` for a file (``FILE_SPLIT``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
-from collections import Counter
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
-from rewards import InvalidReference, check_reference
+from problems.file_rows import (  # DatasetError is defined there and imported from here by many callers
+    DatasetError,
+    LoadedProblems,
+    RowError,
+    file_records,
+    read_rows,
+    require_file,
+    shown,
+)
+from rewards import InvalidReference, check_reference, find_final_answer
 
 SOURCES = ("arithmetic", "jsonl", "json", "gsm8k", "math500")
 FILE_SOURCES = ("jsonl", "json")
@@ -43,10 +58,6 @@ FILE_SPLITS = (FILE_SPLIT, "train")  # "train": training reads the whole file
 DEFAULT_ARITHMETIC_PROBLEMS = 200  # generated when no limit is given (training's dataset_size unset)
 GSM8K_HUB_ID = "openai/gsm8k"
 MATH500_HUB_ID = "HuggingFaceH4/MATH-500"
-
-
-class DatasetError(ValueError):
-    """A dataset problem a user must fix: names the file, line and field."""
 
 
 @dataclass(frozen=True)
@@ -193,110 +204,151 @@ def procedural_arithmetic(
     return problems
 
 
+# ---- the rows of a file: three shapes ------------------------------------------------------
+
+# What a row of a problem file may look like; a `jsonl`/`json` file may hold any of them (each row is read by its own
+# shape: ``row_shape``), the `gsm8k` and `math500` sources read their own. docs/training.md shows each.
+ROW_SHAPES = {
+    "plain": "{question, answer}: the answer is the reference",
+    "gsm8k": "GSM8K's {question, answer}: the answer is a worked solution ending '#### <reference>'",
+    "math": "MATH's {problem, solution, answer?}: 'answer' is the reference, or else the solution's \\boxed{...}",
+}
+ROW_SHAPES_DOC = "docs/training.md#your-own-math-problems"
+_THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")  # GSM8K's "6,000": a separator, not a list
+
+
+def row_shape(record: dict) -> str:
+    """The shape of a row (``ROW_SHAPES``): MATH's when it has ``problem`` and no ``question``; GSM8K's when its
+    ``answer`` is text holding ``####``; else plain."""
+    if "problem" in record and "question" not in record:
+        return "math"
+    answer = record.get("answer")
+    return "gsm8k" if isinstance(answer, str) and "####" in answer else "plain"
+
+
+def solution_reference(solution: str) -> str:
+    r"""The reference a worked solution states, for GSM8K's and MATH's rows alike: the text after its last ``####``
+    (GSM8K's marker; a thousands separator dropped: ``6,000`` -> ``6000``), else its one final answer read as the
+    verifier reads a completion (``rewards.find_final_answer``: MATH's ``\boxed{...}``). RowError saying why when
+    it states none, or several."""
+    if "####" in solution:
+        final = solution.rsplit("####", 1)[1].strip()
+        if not final:
+            raise RowError("nothing follows '####' in the solution: GSM8K's solutions end '#### <answer>'")
+        return final.replace(",", "") if _THOUSANDS.fullmatch(final) else final
+    found = find_final_answer(solution)
+    if found.answer is None:
+        raise RowError(f"the solution states no single final answer (a \\boxed{{...}} or '#### ...'): {found.detail}")
+    return found.answer
+
+
+def checked_reference(answer: object, field_name: str = "answer") -> str:
+    """A reference the verifier can read, as text; RowError quoting the file's own text otherwise."""
+    if isinstance(answer, bool) or not isinstance(answer, (str, int, float)):
+        raise RowError(f"{field_name!r} must be a string or a number, got {type(answer).__name__}")
+    text = str(answer).strip()
+    if not text:
+        raise RowError(f"{field_name!r} is empty")
+    try:
+        check_reference(text)
+    except InvalidReference as exc:
+        why = str(exc).removeprefix(f"reference {text!r} cannot be parsed: ")
+        raise RowError(f"the verifier cannot read the answer {shown(text)}: {why}") from None
+    return text
+
+
+def _text(record: dict, key: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise RowError(f"{key!r} must be a non-empty string")
+    return value
+
+
+def _object(record: object) -> dict:
+    if not isinstance(record, dict):
+        shapes = "; ".join(ROW_SHAPES.values())
+        raise RowError(f"expected a JSON object, one of: {shapes}; got {type(record).__name__}")
+    return record
+
+
+def _metadata(record: dict) -> dict:
+    metadata = record.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise RowError("'metadata' must be an object")
+    return dict(metadata)
+
+
+def _missing(record: dict, keys: tuple[str, ...], shape: str, other: str) -> None:
+    missing = [key for key in keys if key not in record]
+    if missing:
+        raise RowError(f"missing field(s) {missing} for {ROW_SHAPES[shape]}; {other} (see {ROW_SHAPES_DOC})")
+
+
+def plain_problem(record: dict, index: int, prefix: str) -> MathProblem:
+    """A ``{question, answer, id?, metadata?}`` row: the answer is the reference."""
+    _missing(record, ("question", "answer"), "plain", f"or {ROW_SHAPES['gsm8k']}; or {ROW_SHAPES['math']}")
+    question, answer = _text(record, "question"), checked_reference(record["answer"])
+    return MathProblem(str(record.get("id", f"{prefix}-{index}")), question, answer, _metadata(record))
+
+
+def gsm8k_problem(record: dict, index: int, prefix: str = "gsm8k") -> MathProblem:
+    """A GSM8K row (``question``, ``answer`` = a worked solution ending ``#### 42``): the reference follows ``####``."""
+    _missing(record, ("question", "answer"), "gsm8k", "dataset jsonl reads each row's own shape")
+    solution = record["answer"]
+    if not isinstance(solution, str) or "####" not in solution:
+        raise RowError(
+            f"a GSM8K answer is a worked solution ending '#### <answer>', got {shown(str(solution), 60)}; a file "
+            "whose answers are the references themselves is dataset jsonl (or json)"
+        )
+    reference = checked_reference(solution_reference(solution))
+    problem_id = str(record.get("id", f"{prefix}-{index}"))
+    return MathProblem(problem_id, _text(record, "question"), reference, {"source": "gsm8k", "solution": solution})
+
+
+def math_problem(record: dict, index: int, prefix: str = "math500") -> MathProblem:
+    r"""A MATH row (``problem``, ``solution`` with ``\boxed{...}``, ``answer`` as MATH-500 adds it, ``unique_id``,
+    ``subject``, ``level``): the reference is ``answer`` when given, else the solution's final answer."""
+    if "problem" not in record:
+        raise RowError(
+            f"missing field 'problem' for {ROW_SHAPES['math']}; a row with 'question' is read by dataset jsonl "
+            f"(see {ROW_SHAPES_DOC})"
+        )
+    if "answer" in record and record["answer"] is not None:
+        reference = checked_reference(record["answer"])
+    elif isinstance(record.get("solution"), str):
+        reference = checked_reference(solution_reference(record["solution"]), "solution")
+    else:
+        raise RowError(f"missing 'answer' and 'solution' (a string) for {ROW_SHAPES['math']} (see {ROW_SHAPES_DOC})")
+    metadata = {"source": "math", **{k: record[k] for k in ("subject", "level") if k in record}}
+    problem_id = str(record.get("unique_id", record.get("id", f"{prefix}-{index}")))
+    return MathProblem(problem_id, _text(record, "problem"), reference, metadata)
+
+
+def file_problem(record: object, index: int, prefix: str) -> MathProblem:
+    """A row of a `jsonl`/`json` file, read by its own shape (``row_shape``)."""
+    record = _object(record)
+    shape = row_shape(record)
+    if shape == "gsm8k":
+        problem = gsm8k_problem(record, index, prefix)
+    elif shape == "math":
+        problem = math_problem(record, index, prefix)
+    else:
+        return plain_problem(record, index, prefix)
+    shaped = {key: value for key, value in problem.metadata.items() if key != "source"}
+    metadata = {**shaped, **_metadata(record), "row_shape": shape}
+    return MathProblem(str(record.get("id", problem.id)), problem.question, problem.answer, metadata)
+
+
 # ---- local files ----------------------------------------------------------------------------
 
 
-def _problem_from_record(record: object, where: str, index: int, prefix: str) -> MathProblem:
-    if not isinstance(record, dict):
-        raise DatasetError(f"{where}: expected a JSON object with 'question' and 'answer', got {type(record).__name__}")
-    missing = [key for key in ("question", "answer") if key not in record]
-    if missing:
-        raise DatasetError(f"{where}: missing field(s) {missing}; every record needs 'question' and 'answer'")
-    question, answer = record["question"], record["answer"]
-    if not isinstance(question, str) or not question.strip():
-        raise DatasetError(f"{where}: 'question' must be a non-empty string")
-    if isinstance(answer, bool) or not isinstance(answer, (str, int, float)):
-        raise DatasetError(f"{where}: 'answer' must be a string or a number, got {type(answer).__name__}")
-    answer = str(answer).strip()
-    if not answer:
-        raise DatasetError(f"{where}: 'answer' is empty")
-    try:
-        check_reference(answer)
-    except InvalidReference as exc:
-        raise DatasetError(f"{where}: the verifier cannot read this answer ({exc}); fix the record") from None
-    metadata = record.get("metadata", {})
-    if not isinstance(metadata, dict):
-        raise DatasetError(f"{where}: 'metadata' must be an object")
-    return MathProblem(str(record.get("id", f"{prefix}-{index}")), question, answer, metadata)
-
-
-def _error_position(exc: json.JSONDecodeError) -> tuple[int, int]:
-    """(line, column) of a JSON error, both from 1, in the decoded text.
-
-    When the input ends too early (a missing ``}``), ``json`` reports the end of the input, which is past
-    the trailing newline: line 2, column 1 for a one-line record. The mistake is at the end of the last
-    non-blank text, so that is where we point.
-    """
-    doc, pos = exc.doc, exc.pos
-    if not doc[pos:].strip():
-        pos = len(doc[:pos].rstrip())
-    return doc.count("\n", 0, pos) + 1, pos - doc.rfind("\n", 0, pos)
-
-
-def json_lines(path: Path) -> Iterator[tuple[int, object]]:
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line)
-            except json.JSONDecodeError as exc:
-                _, column = _error_position(exc)
-                raise DatasetError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {column})") from None
-
-
-def json_array(path: Path) -> Iterator[tuple[int, object]]:
-    """Elements of a top-level JSON array with the line each starts on (json.load gives no positions)."""
-    text = path.read_text(encoding="utf-8")
-    decoder = json.JSONDecoder()
-    try:
-        position = text.index("[")
-    except ValueError:
-        raise DatasetError(f"{path}: expected a JSON array of problems") from None
-    position += 1
-    while True:
-        while position < len(text) and text[position] in " \t\r\n,":
-            position += 1
-        if position >= len(text):
-            raise DatasetError(f"{path}: the JSON array is not closed")
-        if text[position] == "]":
-            return
-        lineno = text.count("\n", 0, position) + 1
-        try:
-            item, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as exc:
-            line, column = _error_position(exc)
-            raise DatasetError(f"{path}:{line}: malformed JSON ({exc.msg} at column {column})") from None
-        yield lineno, item
-
-
-def json_records(path: Path) -> Iterator[tuple[int, object]]:
-    """(line number, record) from a ``.json`` array or a ``.jsonl`` file (any other suffix reads as jsonl)."""
-    return json_array(path) if path.suffix == ".json" else json_lines(path)
-
-
-def require_file(path: str | Path | None, source: str) -> Path:
-    if path is None:
-        raise DatasetError(f"dataset {source!r} needs a path (e.g. -T path=data/problems.jsonl)")
-    path = Path(path)
-    if not path.is_file():
-        raise DatasetError(f"dataset file {path} does not exist (resolved to {path.resolve()})")
-    return path
-
-
-def load_file(path: str | Path | None, source: str = "jsonl") -> list[MathProblem]:
-    """Problems from a local ``.jsonl`` or ``.json`` file; any bad record is an error naming file:line."""
+def load_file(path: str | Path | None, source: str = "jsonl", *, skip_bad_rows: bool = False) -> list[MathProblem]:
+    """Problems from a local ``.jsonl`` or ``.json`` file, each row read by its shape (``ROW_SHAPES``): every bad row
+    reported at once (UnreadableRows), or left out with ``skip_bad_rows``."""
     path = require_file(path, source)
-    rows = json_records(path)
-    problems = [
-        _problem_from_record(record, f"{path}:{lineno}", n, path.stem) for n, (lineno, record) in enumerate(rows)
-    ]
-    if not problems:
-        raise DatasetError(f"{path}: no problems in file")
-    duplicates = {problem_id for problem_id, count in Counter(p.id for p in problems).items() if count > 1}
-    if duplicates:
-        raise DatasetError(f"{path}: duplicate ids {sorted(duplicates)[:5]}")
-    return problems
+    return read_rows(
+        str(path), file_records(path), partial(file_problem, prefix=path.stem), skip_bad_rows=skip_bad_rows
+    )
 
 
 # ---- Hub datasets ---------------------------------------------------------------------------
@@ -322,45 +374,50 @@ def _load_hub(hub_id: str, config: str | None, split: str) -> Iterable[dict]:
         ) from exc
 
 
-def gsm8k_problem(record: dict, index: int, where: str = GSM8K_HUB_ID) -> MathProblem:
-    """One GSM8K row (``question``, ``answer`` ending in ``#### 42``) as a MathProblem."""
-    solution = record.get("answer")
-    if not isinstance(solution, str) or "####" not in solution:
-        raise DatasetError(f"{where}: GSM8K answer must contain '#### <number>', got {str(solution)[:60]!r}")
-    final = solution.rsplit("####", 1)[1].strip().replace(",", "")
-    problem = _problem_from_record({"question": record.get("question"), "answer": final}, where, index, "gsm8k")
-    return MathProblem(f"gsm8k-{index}", problem.question, problem.answer, {"source": "gsm8k", "solution": solution})
-
-
-def math500_problem(record: dict, index: int, where: str = MATH500_HUB_ID) -> MathProblem:
-    """One MATH-500 row (``problem``, ``answer``, ``unique_id``, ``subject``, ``level``) as a MathProblem."""
-    base = _problem_from_record(
-        {"question": record.get("problem"), "answer": record.get("answer")}, where, index, "math500"
-    )
-    metadata = {"source": "math500", **{k: record[k] for k in ("subject", "level") if k in record}}
-    return MathProblem(str(record.get("unique_id", f"math500-{index}")), base.question, base.answer, metadata)
-
-
-def load_gsm8k(split: str = "test", path: str | Path | None = None) -> list[MathProblem]:
+def _hub_or_file(hub_id: str, config: str | None, split: str, path) -> tuple[str, Iterable[tuple[str, object]]]:
+    """(name, (where, record) pairs): the local copy at ``path`` (its rows by ``file:line``), else the Hub split."""
     if path is not None:
-        file = require_file(path, "gsm8k")
-        return [gsm8k_problem(record, n, f"{file}:{lineno}") for n, (lineno, record) in enumerate(json_lines(file))]
-    return [gsm8k_problem(dict(record), n) for n, record in enumerate(_load_hub(GSM8K_HUB_ID, "main", split))]
+        file = require_file(path, hub_id)
+        return str(file), file_records(file)
+    return hub_id, ((f"{hub_id} {split} row {n}", dict(r)) for n, r in enumerate(_load_hub(hub_id, config, split)))
 
 
-def load_math500(split: str = "test", path: str | Path | None = None) -> list[MathProblem]:
-    if path is not None:
-        file = require_file(path, "math500")
-        return [math500_problem(record, n, f"{file}:{lineno}") for n, (lineno, record) in enumerate(json_lines(file))]
-    return [math500_problem(dict(record), n) for n, record in enumerate(_load_hub(MATH500_HUB_ID, None, split))]
+def _gsm8k_row(record: object, index: int) -> MathProblem:
+    record = _object(record)
+    if row_shape(record) == "math":
+        raise RowError(f"this row is {ROW_SHAPES['math']}: read the file with dataset jsonl (each row by its shape)")
+    return gsm8k_problem(record, index)
+
+
+def _math500_row(record: object, index: int) -> MathProblem:
+    problem = math_problem(_object(record), index)
+    return MathProblem(problem.id, problem.question, problem.answer, {**problem.metadata, "source": "math500"})
+
+
+def load_gsm8k(split: str = "test", path: str | Path | None = None, *, skip_bad_rows: bool = False) -> list:
+    """GSM8K from the Hub (``split``) or a local copy in its schema (``path``)."""
+    name, records = _hub_or_file(GSM8K_HUB_ID, "main", split, path)
+    return read_rows(name, records, _gsm8k_row, skip_bad_rows=skip_bad_rows)
+
+
+def load_math500(split: str = "test", path: str | Path | None = None, *, skip_bad_rows: bool = False) -> list:
+    """MATH-500 from the Hub (``split``) or a local file in MATH's schema (``path``; ``answer`` may be left out)."""
+    name, records = _hub_or_file(MATH500_HUB_ID, None, split, path)
+    return read_rows(name, records, _math500_row, skip_bad_rows=skip_bad_rows)
 
 
 # ---- one entry point ------------------------------------------------------------------------
 
 
-def default_split(source: str) -> str:
+def is_file(source: str, path) -> bool:
+    """Whether ``source`` reads a user's file: a `jsonl`/`json` source, or a Hub source given a local ``path``. A file
+    is one set of problems: nothing in it is known to be held out."""
+    return source in FILE_SOURCES or (source != "arithmetic" and path is not None)
+
+
+def default_split(source: str, path=None) -> str:
     """The split ``split=None`` means: ``test`` where the source holds problems out, ``all`` for a file."""
-    return FILE_SPLIT if source in FILE_SOURCES else "test"
+    return FILE_SPLIT if is_file(source, path) else "test"
 
 
 def check_file_split(source: str, path, split: str) -> None:
@@ -380,6 +437,7 @@ def load_problems(
     limit: int | None = None,
     seed: int = 0,
     shuffle: bool = False,
+    skip_bad_rows: bool = False,
     **arithmetic: object,
 ) -> list[MathProblem]:
     """Problems from any source; ``limit`` takes the first N after an optional seeded shuffle.
@@ -387,24 +445,28 @@ def load_problems(
     Extra keyword arguments go to ``procedural_arithmetic`` (``operations``, ``min_value``,
     ``max_value``, ``steps``); with ``arithmetic``, ``limit`` is the number generated (default ``DEFAULT_ARITHMETIC_PROBLEMS``, 200: training's default).
     ``split``: None is the source's default (``default_split``); a file refuses any split but ``all``/``train``.
+    Rows that cannot be read: UnreadableRows lists them all; ``skip_bad_rows`` leaves them out, and the list returned
+    names them (``problems.file_rows.skipped_rows``).
     """
     if source not in SOURCES:
         raise DatasetError(f"unknown dataset {source!r}: choose from {list(SOURCES)}")
-    split = default_split(source) if split is None else split
+    split = default_split(source, path) if split is None else split
     if arithmetic and source != "arithmetic":
         raise DatasetError(f"options {sorted(arithmetic)} only apply to dataset 'arithmetic'")
+    if is_file(source, path):
+        check_file_split(source, path, split)
     if source == "arithmetic":
         problems = procedural_arithmetic(
             n=DEFAULT_ARITHMETIC_PROBLEMS if limit is None else limit, seed=seed, split=split, **arithmetic
         )
     elif source in FILE_SOURCES:
-        check_file_split(source, path, split)
-        problems = load_file(path, source)
+        problems = load_file(path, source, skip_bad_rows=skip_bad_rows)
     elif source == "gsm8k":
-        problems = load_gsm8k(split, path)
+        problems = load_gsm8k(split, path, skip_bad_rows=skip_bad_rows)
     else:
-        problems = load_math500(split, path)
+        problems = load_math500(split, path, skip_bad_rows=skip_bad_rows)
+    skipped, total = getattr(problems, "skipped", ()), getattr(problems, "total", None)
     if shuffle:
         problems = list(problems)
         random.Random(seed).shuffle(problems)
-    return problems[:limit] if limit is not None else problems
+    return LoadedProblems(problems[:limit] if limit is not None else problems, skipped, total)

@@ -51,6 +51,8 @@ def held_out(config, problems: int | None, max_tokens: int) -> dict:
     answer_format = getattr(config, "answer_format", DEFAULT_ANSWER_FORMAT)
     if answer_format != DEFAULT_ANSWER_FORMAT:  # -T answer_format=, the prompt training used
         args["answer_format"] = answer_format
+    if getattr(config, "skip_bad_rows", False):  # the held-out file's unreadable rows too (listed in each eval's log)
+        args["skip_bad_rows"] = True
     split = HELD_OUT_SPLITS.get(source)
     if split is not None and getattr(config, "eval_dataset_path", None) is None:
         if config.dataset_split == split:

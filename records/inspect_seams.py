@@ -17,11 +17,16 @@ Written against inspect-ai 0.3.285 (pinned in pyproject.toml). What checks each:
   registered object, which Inspect's ``FILE@name`` resolution needs (``evals/verify.py``):
   tests/evals/test_scorer_names.py resolves every scorer name through Inspect and runs ``inspect score`` by file path.
 
+* ``PrerequisiteError`` (an exception Inspect's command line prints as its message alone, exit 1, where any other
+  raised while tasks are created is a traceback of 140-280 lines): tests/evals/test_task_errors.py runs
+  ``inspect eval`` with bad task arguments and counts the lines.
+
 ``sample_state()``, which the python tool's eval turns need, is in ``python_tool/seams.py``.
 Public Inspect API is used everywhere else (``inspect_ai.util.registry_create`` included).
 """
 
 from inspect_ai._util import registry as _inspect_registry
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai._util.registry import registry_name
 from inspect_ai.log._headline import _resolve_declared as resolve_declared_headline
 from inspect_ai.log._log import EvalMetricDefinition, EvalScorer
@@ -29,6 +34,7 @@ from inspect_ai.log._log import EvalMetricDefinition, EvalScorer
 __all__ = [
     "EvalMetricDefinition",
     "EvalScorer",
+    "PrerequisiteError",
     "hf_model_api",
     "registry_alias",
     "registry_name",

@@ -15,6 +15,7 @@ from pathlib import Path
 from trl import get_peft_config, get_quantization_config
 
 from cpu.bnb_cpu import keep_training_kernel
+from problems.file_rows import skipped_rows
 from rewards.math.worker_pool import warm_up
 from train.artifacts.held_out import held_out_eval
 from train.artifacts.manifest import build_manifest, rollout_metadata, write_manifest
@@ -23,7 +24,7 @@ from train.artifacts.rollout_log import RolloutRecorder
 from train.config import ConfigError
 from train.config.exploit_preflight import exploit_preflight
 from train.config.resolved import RunPlan
-from train.data.rows import load_training_problems, to_dataset
+from train.data.rows import data_line, load_training_problems, to_dataset
 from train.engines.factory import engine_factory
 from train.engines.server import longest_prompt_tokens
 from train.engines.vllm_server_api import ServerError
@@ -62,6 +63,8 @@ def trainer_for(plan: RunPlan):
     problems = load_training_problems(script_args, plan.domain)  # bad data fails here, before any model is loaded
     if not problems:
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
+    if plan.main_process and (line := data_line(script_args, problems)):
+        print(f"[verigrpo] {line}")
     train_dataset = to_dataset(
         problems, script_args.num_shots, tools=plan.tools, domain=plan.domain, answer_format=script_args.answer_format
     )
@@ -90,7 +93,7 @@ def trainer_for(plan: RunPlan):
     warmed = warming.submit(warm_up)
 
     model_path = _resolve_model(model_args, training_args)
-    manifest, callbacks, recorder = _artifacts(plan)
+    manifest, callbacks, recorder = _artifacts(plan, skipped_rows(problems))
     tool_kwargs = {}
     if tools is not None:  # TRL's tool loop: the environments, the tokenizer that can call tools, the rounds
         training_args.max_tool_calling_iterations = tools.rounds
@@ -138,10 +141,13 @@ def _resolve_model(model_args, training_args) -> str:
     return model_path
 
 
-def _artifacts(plan: RunPlan):
-    """(manifest, callbacks, rollout recorder or None): run.json in every checkpoint, rollout logs if asked."""
+def _artifacts(plan: RunPlan, skipped: tuple = ()):
+    """(manifest, callbacks, rollout recorder or None): run.json in every checkpoint, rollout logs if asked.
+    ``skipped``: the data rows ``skip_bad_rows`` left out, listed in run.json."""
     script_args, training_args, model_args = plan.script_args, plan.training_args, plan.model_args
     manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
+    if script_args.skip_bad_rows:
+        manifest["skipped_rows"] = [str(row) for row in skipped]
     metadata = rollout_metadata(manifest) if script_args.log_rollouts else None  # what each rollout log says of the run
     callbacks = [ManifestCallback(manifest)]
     recorder = None

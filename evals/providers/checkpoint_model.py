@@ -1,8 +1,9 @@
 """Evaluate a training checkpoint as it was trained: ``--model verigrpo/<run dir>``.
 
-    inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo -M do_sample=false
-    inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo -M do_sample=false -M precision=full
-    inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo@best -M do_sample=false
+    inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo
+    inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo -M precision=full
+    inspect eval evals/math_task.py@math_verified --model verigrpo/runs/demo@best
+    inspect eval my_task.py --model verigrpo/runs/demo   # the run's completion length, greedy
 
 The policy GRPO trains is the base *as loaded for training* plus the LoRA adapter: with
 ``load_in_4bit`` that is the 4-bit base. ``hf/<run dir>`` loads the adapter on the full-precision
@@ -14,9 +15,15 @@ quantization (the adapter on the unquantized base, in the recorded ``dtype``), f
 ``verigrpo/<run>@best`` loads the checkpoint that scored best on the run's held-out evals
 (``best_checkpoint.json``, train/guards/best_checkpoint.py).
 
-Everything else is Inspect's ``hf`` provider (batching, chat template, ``-M do_sample=false``,
-``-M device=cpu``); any other ``-M`` argument still goes to ``from_pretrained`` and wins over
-what run.json says. One addition: a greedy batch (``-M do_sample=false``) is decoded by
+Generation defaults are the run's own, so a task that sets none (Inspect's default is 2,048 sampled tokens) does
+not stall a CPU: at most the run's ``max_completion_length`` new tokens, greedy. A task's or ``--max-tokens``'s
+``max_tokens`` wins, and so does sampling asked for with ``--temperature`` above 0 (or ``-M do_sample=true``;
+``-M do_sample=false`` is always greedy). The provider's first line says what it loads and with which defaults. The
+weights load when the model first generates, not when Inspect builds the model (before the task): a task argument
+that cannot work stops the eval before any weights load (``evals/task_errors.py``).
+
+Everything else is Inspect's ``hf`` provider (batching, chat template, ``-M device=cpu``); any other ``-M`` argument
+still goes to ``from_pretrained`` and wins over what run.json says. One addition: a greedy batch is decoded by
 ``cpu.greedy_batch`` (the prompts' shared prefix once, finished rows dropped; the same greedy
 tokens up to floating-point near-ties), which makes an eval of the one-shot math task ~1.6x cheaper;
 ``-M shared_prefix=false`` keeps transformers' own ``generate``. Inspect batches up to
@@ -35,11 +42,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
+from dataclasses import dataclass
 from logging import getLogger
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import GenerateConfig
+from inspect_ai.model import GenerateConfig, ModelAPI
+from rich.markup import escape
 
 from cpu.bnb_cpu import dequantize_once
 from cpu.greedy_batch import install
@@ -48,7 +58,7 @@ from evals.providers.policy_model import PolicyAPI
 from python_tool.trl_environment import tool_config
 from python_tool.turns import ToolSetting
 from records.best_checkpoint import BEST_SUFFIX, NoBestCheckpoint, best_checkpoint_dir
-from records.inspect_seams import hf_model_api
+from records.inspect_seams import PrerequisiteError, hf_model_api
 from records.run_manifest import RUN_JSON, RunManifestError, read_run_manifest
 
 logger = getLogger(__name__)
@@ -61,8 +71,13 @@ _WEIGHTS = ("adapter_config.json", "config.json")  # a LoRA adapter, or a full f
 _TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")
 
 
-class CheckpointError(ValueError):
-    """A run directory that cannot be evaluated as trained: says which file is missing and what to do."""
+class CheckpointError(ValueError, PrerequisiteError):
+    """A run directory that cannot be evaluated as trained: says which file is missing and what to do (``inspect eval``
+    prints it alone and exits 1, as Inspect does a ``PrerequisiteError``)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.message = escape(f"error: {text}")
 
 
 def _checkpoints(run_dir: Path) -> list[Path]:
@@ -182,14 +197,58 @@ def _flag(value: Any, name: str) -> bool:
     raise CheckpointError(f"-M {name}= takes true or false, got {value!r}")
 
 
+@dataclass(frozen=True)
+class GenerationDefaults:
+    """How a ``verigrpo/`` model generates unless the task or the command line says otherwise: the run's completion
+    length, greedy. ``sampling``: ``-M do_sample`` as given (None: greedy unless ``--temperature`` is above 0)."""
+
+    max_tokens: int | None
+    sampling: bool | None
+
+    @classmethod
+    def of_run(cls, run: dict, do_sample: Any = None) -> GenerationDefaults:
+        length = (run["config"].get("training") or {}).get("max_completion_length")
+        sampling = None if do_sample is None else _flag(do_sample, "do_sample")
+        return cls(length if isinstance(length, int) and length > 0 else None, sampling)
+
+    def do_sample(self, config: GenerateConfig) -> bool:
+        """Sample for this request? ``-M do_sample`` when given, else only for a temperature above 0."""
+        return self.sampling if self.sampling is not None else bool(config.temperature)
+
+    def describe(self) -> str:
+        tokens = (
+            f"max_tokens {self.max_tokens} (its max_completion_length)" if self.max_tokens else "Inspect's max_tokens"
+        )
+        how = {None: "greedy", False: "greedy (-M do_sample=false)", True: "sampling (-M do_sample=true)"}[
+            self.sampling
+        ]
+        override = "; a task's or --max-tokens' max_tokens wins" + (
+            ", --temperature above 0 samples" if self.sampling is None else ""
+        )
+        return f"{tokens}, {how}{override}"
+
+
+def context_length(run_dir: Path, model: dict) -> int | None:
+    """The context length the checkpoint's config declares, read without its weights (None if it cannot be read)."""
+    from transformers import AutoConfig
+
+    source = run_dir if (run_dir / "config.json").is_file() else _base_model(run_dir) or model["model_name_or_path"]
+    try:
+        return getattr(AutoConfig.from_pretrained(source), "max_position_embeddings", None)
+    except (OSError, ValueError):
+        return None
+
+
 def checkpoint_api() -> type:
-    """The provider class: Inspect's ``HuggingFaceAPI`` with run.json's loading arguments filled in.
+    """The provider class: Inspect's ``HuggingFaceAPI`` with run.json's loading arguments filled in, built without its
+    weights (they load at the first generation, ``load``).
 
     Asked for only when a ``verigrpo/`` model is (evals/inspect_plugin imports this module then): it needs torch,
     transformers and trl.
     """
+    hf_api = hf_model_api()
 
-    class CheckpointAPI(hf_model_api()):
+    class CheckpointAPI(hf_api):
         def __init__(
             self,
             model_name: str,
@@ -199,25 +258,78 @@ def checkpoint_api() -> type:
             **model_args: Any,
         ) -> None:
             precision = str(model_args.pop("precision", "trained"))
-            shared_prefix = _flag(model_args.pop("shared_prefix", True), "shared_prefix")
+            self.shared_prefix = _flag(model_args.pop("shared_prefix", True), "shared_prefix")
             run_dir = resolve_run_dir(model_name)  # <run>@best: the run's best checkpoint
             args = loading_args(run_dir, precision)
             _check_base(run_dir)
-            logger.info("verigrpo: loading %s (%s): %s", run_dir, precision, describe(args))
-            super().__init__(str(run_dir), base_url, api_key, config or GenerateConfig(), **{**args, **model_args})
-            # registered under the name the model events carry, or Inspect loads it again (model_info.py)
-            register_model_info(PROVIDER, self.model_name, self.model)
-            dequantize_once(self.model)  # 4-bit layers compute as in training, dequantized once (cpu/bnb_cpu.py)
-            if shared_prefix:
-                install(self.model, self.tokenizer)
-            self.tool_api = _tool_api(run_dir, self.model, self.tokenizer, model_name)
+            run = read_run(run_dir)
+            self.run_dir = run_dir
+            self.generation = GenerationDefaults.of_run(run, model_args.get("do_sample"))
+            config = config or GenerateConfig()
+            ModelAPI.__init__(self, str(run_dir), base_url, api_key, ["HF_TOKEN"], config)
+            self.tool_api = None
+            self._weights = (str(run_dir), base_url, api_key, config, {**args, **model_args})  # load()'s, until then
+            self._load_error: Exception | None = None
+            # registered under the name the model events carry, or Inspect builds the provider again (model_info.py)
+            register_model_info(PROVIDER, self.model_name, context_length(run_dir, run["config"]["model"]))
+            print(
+                f"verigrpo: {model_name if Path(model_name) == run_dir else f'{model_name} = {run_dir}'} as "
+                f"{precision} ({describe(args)}); defaults from its run.json: "
+                f"{self.generation.describe()}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        # Inspect's hf provider sets and reads these two; here they load the weights the first time they are read
+        @property
+        def model(self):
+            self.load()
+            return self.__dict__.get("_hf_model")
+
+        @model.setter
+        def model(self, value) -> None:
+            self.__dict__["_hf_model"] = value
+
+        @property
+        def tokenizer(self):
+            self.load()
+            return self.__dict__.get("_hf_tokenizer")
+
+        @tokenizer.setter
+        def tokenizer(self, value) -> None:
+            self.__dict__["_hf_tokenizer"] = value
+
+        def load(self) -> None:
+            """Load the weights as run.json says (once; a failure is raised again, not retried)."""
+            if self._load_error is not None:
+                raise self._load_error
+            if self._weights is None:
+                return
+            name, base_url, api_key, config, kwargs = self._weights
+            self._weights = None
+            try:
+                logger.info("verigrpo: loading %s", name)
+                hf_api.__init__(self, name, base_url, api_key, config, **kwargs)
+                dequantize_once(self.model)  # 4-bit layers compute as in training, dequantized once (cpu/bnb_cpu.py)
+                if self.shared_prefix:
+                    install(self.model, self.tokenizer)
+                self.tool_api = _tool_api(self.run_dir, self.model, self.tokenizer, self.model_name)
+            except Exception as exc:
+                self._load_error = exc
+                raise
+
+        def max_tokens(self) -> int | None:
+            """The run's completion length where neither the task nor the command line sets max_tokens."""
+            return self.generation.max_tokens or super().max_tokens()
 
         async def generate(self, input, tools, tool_choice, config):
+            self.load()
+            self.do_sample = self.generation.do_sample(config)  # read by the hf provider's generate below
             if tools and self.tool_api is not None:  # a tool-trained run: tool turns as training builds them
                 if self.do_sample:
                     raise CheckpointError(
                         f"{self.model_name} was trained with tools; its tool evals are greedy, turn by turn as "
-                        "training's held-out evals: add -M do_sample=false"
+                        "training's held-out evals: leave out --temperature and -M do_sample=true"
                     )
                 return await self.tool_api.generate(input, tools, tool_choice, config)
             return await super().generate(input, tools, tool_choice, config)

@@ -16,8 +16,11 @@ from typing import Any
 
 def register_model_info(provider: str, model_name: str, model: Any) -> None:
     """Register ``<provider>/<model_name>`` (the name Inspect's model events carry: the provider's unprefixed
-    registered name and ``ModelAPI.model_name``) with the context length ``model``'s config declares."""
+    registered name and ``ModelAPI.model_name``) with the context length ``model``'s config declares (``model``: the
+    model object, or that length itself when the weights are not loaded yet)."""
     from inspect_ai.model import ModelInfo, set_model_info
 
-    context_length = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    context_length = model if isinstance(model, int) or model is None else None
+    if context_length is None and model is not None:
+        context_length = getattr(getattr(model, "config", None), "max_position_embeddings", None)
     set_model_info(f"{provider}/{model_name}", ModelInfo(model=model_name, context_length=context_length))

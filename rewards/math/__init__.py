@@ -12,6 +12,7 @@ rewards (``math_rewards``). Import the submodules; the public names are re-expor
 - ``intervals``: interval sets from intervals, inequalities, set-builder forms, unions and intersections
 - ``escapes``: doubled backslashes (JSON escaped once too often): read as LaTeX only when unambiguous
 - ``exact_numbers``: plain numbers as exact fractions, with size bounds (the fast path)
+- ``written_values``: which exact answers may round to a decimal reference (a written value, never a computation)
 - ``symbolic``: LaTeX -> sympy, magnitude bounds, equivalence (runs in the workers)
 - ``latex2sympy_seam``: the private latex2sympy2_extended/ANTLR parts the fast parser uses (pinned versions, test named)
 - ``worker_pool``: killable worker processes: the wall-clock limit that works in any thread

@@ -7,7 +7,7 @@ interval sets) and ``rewards.math.math_verifier`` (which compares two trees). Pl
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MAX_LENGTH = 1000  # characters, after the extractor has isolated the answer
 MAX_DEPTH = 6  # bracket nesting
@@ -37,6 +37,9 @@ class Collection:
     # an interval set's variable (``x`` in ``x \in [0, 1]``), or a solution tuple's names (``p,q`` in
     # ``p=5,q=2;p=7,q=2``): compared when both sides have one
     name: str = ""
+    # a set written in braces (``\{1, 2\}``): one object, an element of a list of sets, never flattened into it
+    # (``\{1\}, \{2, 3\}`` is two sets, not 1, 2, 3); a bare list, an or-list, a \pm and a union are not
+    braced: bool = field(default=False, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -127,13 +130,20 @@ def outer_brackets(text: str) -> tuple[str, str, str] | None:
     return None
 
 
-def collection(nodes: list, ordered: bool, brackets: str, name: str = "") -> Collection:
-    """A Collection within ``MAX_ITEMS``; an unordered one is flat (``{1 \\pm \\sqrt{5}, -2}`` has three elements)."""
+def collection(nodes: list, ordered: bool, brackets: str, name: str = "", braced: bool = False) -> Collection:
+    """A Collection within ``MAX_ITEMS``; an unordered one is flat (``{1 \\pm \\sqrt{5}, -2}`` has three elements),
+    except for the sets written in braces it holds: ``\\{1\\}, \\{2, 3\\}`` is a list of two sets (a partition is
+    not its union), whatever separates them (``,`` ``;`` ``or`` ``and``, boxes, ``ANSWER:`` lines)."""
     if not ordered:
-        nodes = _shared_labels([n for node in nodes for n in (node.items if is_set(node) else (node,))])
+        nodes = _shared_labels([n for node in nodes for n in (node.items if _flattens(node) else (node,))])
     if len(nodes) > MAX_ITEMS:
         raise TooComplex(f"more than {MAX_ITEMS} elements")
-    return Collection(tuple(nodes), ordered, brackets, name)
+    return Collection(tuple(nodes), ordered, brackets, name, braced)
+
+
+def _flattens(node) -> bool:
+    """An unordered collection that only lists values (a bare list, ``3 or 4``, ``\\pm``): its values join the list."""
+    return is_set(node) and not node.braced
 
 
 def is_set(node) -> bool:

@@ -68,6 +68,8 @@ class ExactNumber:
         (2, None, 1)
         >>> parse_number("2.50").rounding_places, parse_number("16.0").rounding_places
         (None, None)
+        >>> parse_number("2.3148e-3").rounding_places, parse_number("1.5e3").rounding_places
+        (7, None)
         """
         if not self.decimal_places:
             return None
@@ -111,7 +113,8 @@ def parse_number(text: str) -> ExactNumber | None:
             if abs(exponent) > MAX_EXPONENT:
                 raise NumberTooLarge(f"exponent {exponent_text} beyond ±{MAX_EXPONENT}")
             value *= Fraction(10) ** exponent
-            places = None
+            # 2.3148 \times 10^{-3} states 7 decimal places (it may be 1/432 rounded); 1.5e3 states none
+            places = places - exponent if places is not None and places - exponent > 0 else None
         return ExactNumber(-value if m.group("sign") == "-" else value, places)
     if m := _REPEATING.match(text):  # 0.1\overline{6} = 1/6
         whole, fixed, cycle = m.group("whole") or "0", m.group("fixed"), m.group("cycle")

@@ -15,7 +15,9 @@ Rounding: a reference written with N decimals and at least two significant digit
 candidate only when the candidate is exact and has no finite decimal expansion (``\sqrt{2}`` for
 ``1.41``, ``1/3`` for ``0.33``): only then must the reference be an approximation. A one-digit decimal
 (``0.2``) is exact only: rounding to it would pay ``1/6`` for an exact 1/5. Decimals, and fractions with a finite decimal
-(``89/20`` = 4.45), are compared exactly (``7.249`` is not ``7.25``).
+(``89/20`` = 4.45), are compared exactly (``7.249`` is not ``7.25``). Beyond a number written out, only a *written
+value* may round (``rewards.math.written_values``): never a computation (``\log_4 32``), a vacuous factor
+(``\cdot e^{0}``) or a sum with a term below the reference's precision (``27.54 + 10^{-20}\pi``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from rewards.common import brief, question_text
-from rewards.math import structure, tokens
+from rewards.math import structure, written_values
 from rewards.math.answer_format import DEFAULT_ANSWER_FORMAT, THINK_NONE, boxed_contents, find_final_answer
 from rewards.math.answer_tree import collection
 from rewards.math.escapes import looks_doubled
@@ -250,17 +252,14 @@ def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget, worked: bo
             if _numbers_equal(cand_num, ref_num):
                 return
             raise _CandidateFailed(Reason.MISMATCH, f"got {candidate.text!r}, want {reference.text!r}")
-        exact_form = ref_num.rounding_places and _exact_irrational_form(cand_core)
-        if cand_core != ref_core and not worked and not exact_form:
-            raise _CandidateFailed(
-                Reason.MISMATCH,
-                f"{candidate.text!r} is not a number written out: a computation does not answer the number "
-                f"{reference.text!r}",
-            )
+        if cand_core != ref_core and not worked:
+            _written_value(candidate.text, cand_core, reference.text, ref_num.rounding_places)
     places = ref_num.rounding_places if ref_num is not None else None
     # a number is read once, as the number rules read it (1e1 is 10, never 1*e*1), whatever the reference is
     cand_text = _as_latex(cand_num.value) if cand_num is not None and ref_num is None else cand_q.core
-    status, detail = _symbolic(cand_text, ref_q.core, places, budget)
+    # a number reference is sent as its exact value (2.3148 \times 10^{-3} is 23148/10^7, never a float product)
+    ref_text = _as_latex(ref_num.value) if ref_num is not None else ref_q.core
+    status, detail = _symbolic(cand_text, ref_text, places, budget)
     if status == "equal":
         return
     if status == "ref_invalid":
@@ -287,14 +286,22 @@ def _as_latex(value: Fraction) -> str:
     return ("-" if value < 0 else "") + f"\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
 
 
-def _exact_irrational_form(text: str) -> bool:
-    r"""Whether ``text`` holds a radical, a function or a constant (``\sqrt{2}``, ``\pi``): an exact value that a
-    rounded reference (``1.41``) may stand for. Numerals and operators only (``5.5 \times 5``) are a computation."""
-    try:
-        reading = tokens.read(text)
-    except structure.Unparseable:
-        return False
-    return reading.functions or reading.names
+def _written_value(candidate: str, core: str, reference: str, places: int | None) -> None:
+    r"""Return if ``core`` may answer the number ``reference``: only a written exact value (``\sqrt{2}``,
+    ``\frac{1+\sqrt{5}}{2}``, ``\frac{\pi}{4}``) for a rounded reference (``places``: ``1.41``, ``27.5``), never a
+    computation, a vacuous factor or a negligible term (``rewards.math.written_values``); else _CandidateFailed."""
+    if places:
+        try:
+            written_values.check(core, places)
+            return
+        except written_values.NotWritten as exc:
+            why = f" ({exc})"
+    else:
+        why = ""
+    raise _CandidateFailed(
+        Reason.MISMATCH,
+        f"{candidate!r} is not a number written out{why}: a computation does not answer the number {reference!r}",
+    )
 
 
 def _as_intervals(candidate, reference):

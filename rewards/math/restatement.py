@@ -214,7 +214,7 @@ def _reading(text: str) -> list | None:
     """The token tree of ``text`` as the verifier normalizes it; None when the verifier cannot read it."""
     try:
         normalized = structure.normalize(text)
-        return _tree(_words_as_letters(tokens.lex(normalized)))
+        return _tree(_words_as_letters([tok for tok in tokens.lex(normalized) if tok[0] != "space"]))
     except (Unparseable, TooComplex, RecursionError):
         return None
 

@@ -60,7 +60,7 @@ _UNICODE = {
     "\u00d7": r"\times ",
     "\u22c5": r"\cdot ",
     "\u00b7": r"\cdot ",
-    "\u00f7": "/",
+    "\u00f7": r"\div ",  # a division sign is a computation (3 ÷ 4), never the fraction 3/4
     "\u03c0": r"\pi ",
     "\u221e": r"\infty ",
     "\u221a": r"\sqrt",  # with its operand in braces: rewards.math.juxtaposition.unicode_roots
@@ -324,10 +324,15 @@ def _partition(text: str) -> tuple[str, str, str]:
 
 
 def _union(text: str, equations: str):
+    r"""``[1, 2] \cup (3, 4)``; ``\{1\} \cup \{2, 3\}`` is the set ``\{1, 2, 3\}`` (a union of written sets is one)."""
     union = split_top(text, _UNION)
     if len(union) > 1:
         nodes = [parse_structure(p, equations) for p in union]
-        return collection(nodes, ordered=False, brackets="set", name=_union_name(nodes))
+        if any(is_set(n) and not n.braced and any(is_set(i) and i.braced for i in n.items) for n in nodes):
+            raise Unparseable("a union beside a list of sets: which sets are joined is not written")
+        braced = all(is_set(n) and n.braced for n in nodes)
+        members = [i for n in nodes for i in (n.items if is_set(n) and n.braced else (n,))]
+        return collection(members, ordered=False, brackets="set", name=_union_name(nodes), braced=braced)
     return None
 
 
@@ -424,7 +429,8 @@ def _named(node, name: str):
             return Collection(node.items, True, "()", ",".join(labels))
         raise Unparseable(f"the labels {name!r} do not pair with the values one to one")
     if is_set(node) and node.brackets == "set" and all(isinstance(i, Leaf) and not i.name for i in node.items):
-        return collection([Leaf(i.text, i.equation, name) for i in node.items], ordered=False, brackets="set")
+        named = [Leaf(i.text, i.equation, name) for i in node.items]
+        return collection(named, ordered=False, brackets="set", braced=node.braced)
     if is_set(node) and "," in name and node.items and all(_is_unlabeled_point(i) for i in node.items):
         # (x, y) = (1, 2), (3, 4): the labels name each solution, or (y, x) = (1, 2), (3, 4) would pay for it
         return collection([_named(i, name) for i in node.items], ordered=False, brackets="set")
@@ -455,7 +461,7 @@ def _bracketed(text: str, equations: str):
             raise Unparseable("a set of sets: its elements are sets, which a flat list of values cannot say")
         nodes = [parse_structure(i, VALUE) for i in items]
         if opener in (r"\{", "{"):
-            return collection(nodes, ordered=False, brackets="set")
+            return collection(nodes, ordered=False, brackets="set", braced=True)
         return collection(nodes, ordered=True, brackets=opener + closer)
     if (opener, closer) in (("(", ")"), ("{", "}"), ("[", "]")) and _MATRIX.match(inner.strip()):
         return parse_structure(inner.strip(), equations)  # \left[\begin{array}...\end{array}\right]

@@ -113,6 +113,19 @@ def _lex(text: str) -> list[_Tok]:
     return out
 
 
+def lex(text: str) -> list[tuple[str, str]]:
+    r"""The answer's tokens as ``(kind, text)`` pairs, for readers of a narrower grammar over the same vocabulary
+    (``rewards.math.written_values``, ``rewards.math.restatement``). Kinds: rows, macro, escaped, sci, number, word,
+    space, relation, char.
+
+    >>> lex(r"\frac12\pi")
+    [('macro', '\\frac'), ('number', '1'), ('number', '2'), ('macro', '\\pi')]
+    """
+    if len(text) > _MAX_CHARS:
+        raise Unparseable(f"answer longer than {_MAX_CHARS} characters")
+    return [(tok.kind, tok.text) for tok in _lex(text)]
+
+
 # ---- factors -------------------------------------------------------------------------------------------
 
 
@@ -593,10 +606,3 @@ def read(text: str) -> Reading:
     parser = _Parser(text)
     parser.sequence(closer=None)
     return parser.reading
-
-
-def lex(text: str) -> list[tuple[str, str]]:
-    """``(kind, text)`` of each token of ``text`` in order, spaces left out: the front end's own reading, for a rule
-    that compares answers token by token (``rewards.math.restatement``). Unparseable as ``read`` is for a character
-    or macro outside the vocabulary."""
-    return [(tok.kind, tok.text) for tok in _lex(text) if tok.kind != "space"]

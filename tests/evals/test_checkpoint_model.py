@@ -84,6 +84,7 @@ def full_precision(run_dir, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         loads = counted_loads(patch)
         model = get_model(f"verigrpo/{run}", memoize=False, device="cpu", precision="full")
+        model.api.load()  # the weights load at the first generation: here, at once
     return run, model, loads
 
 

@@ -10,6 +10,9 @@ import json
 import pytest
 
 from problems.math_data import DatasetError, default_split, load_problems
+from tests.helpers import REPO
+
+FIXTURES = REPO / "tests" / "fixtures"
 
 PROBLEMS = [{"id": f"p{n}", "question": f"What is {n} + 1?", "answer": str(n + 1)} for n in range(10)]
 
@@ -57,15 +60,29 @@ HEADERS = [
     ({"dataset": "jsonl"}, "all", False),
     ({"dataset": "jsonl", "split": "all"}, "all", False),
     ({"dataset": "arithmetic", "limit": 3}, "test", True),
+    # a file given to a Hub source is the user's file too: never known to be held out (it said True, split test)
+    ({"dataset": "gsm8k"}, "all", False),
+    ({"dataset": "math500"}, "all", False),
 ]
 
 
 @pytest.mark.parametrize(("args", "split", "held_out"), HEADERS)
-def test_the_log_header_says_whether_the_problems_are_held_out(data, args, split, held_out):
+def test_the_log_header_says_whether_the_problems_are_held_out(data, tmp_path, args, split, held_out):
     from evals.math_task import math_verified
 
-    task = math_verified(**({"path": str(data)} if args["dataset"] == "jsonl" else {}), **args)
+    path = {"jsonl": data, "gsm8k": FIXTURES / "gsm8k_sample.jsonl", "math500": FIXTURES / "math500_sample.jsonl"}
+    task = math_verified(**({"path": str(path[args["dataset"]])} if args["dataset"] in path else {}), **args)
     assert (task.metadata["split"], task.metadata["held_out"]) == (split, held_out)
+
+
+def test_the_hub_tasks_given_a_file_say_it_is_not_held_out():
+    from evals.math_task import gsm8k_verified, math500_verified
+
+    for task, name in ((gsm8k_verified, "gsm8k_sample.jsonl"), (math500_verified, "math500_sample.jsonl")):
+        built = task(path=str(FIXTURES / name))
+        assert (built.metadata["split"], built.metadata["held_out"]) == ("all", False)
+        with pytest.raises(DatasetError, match="has no 'test' split"):
+            task(path=str(FIXTURES / name), split="test")
 
 
 def test_the_eval_refuses_a_test_split_of_a_file(data):

@@ -37,6 +37,13 @@ class ScriptArguments:
     dataset_split: str = field(default="train", metadata={"help": "split to train on (arithmetic: train or test)"})
     dataset_size: int | None = field(default=None, metadata={"help": "arithmetic: problems generated; else limit"})
     dataset_seed: int = field(default=0, metadata={"help": "seed for generation and shuffling"})
+    skip_bad_rows: bool = field(
+        default=False,
+        metadata={
+            "help": "train without the rows of the dataset that cannot be read (counted at start-up, listed in "
+            "run.json); false: refuse the file, listing every bad row"
+        },
+    )
     arithmetic_operations: list[str] = field(
         default_factory=lambda: list(ARITHMETIC_DEFAULTS.operations),
         metadata={"help": f"arithmetic: operations to draw from ({', '.join(ARITHMETIC_OPERATIONS)})"},

@@ -120,7 +120,9 @@ def test_malformed_dataset_record_names_file_and_line(tmp_path, capsys, fake_mod
         ["--config", CPU_CONFIG, "--dataset", "jsonl", "--dataset_path", str(data), "--model_name_or_path", fake_model]
     )
     assert code == 2
-    assert f"error: {data}:2: missing field(s) ['answer']" in capsys.readouterr().err
+    assert capsys.readouterr().err.startswith(
+        f"error: {data}: 1 of 2 rows cannot be read:\n  {data}:2: missing field(s) ['answer']"
+    )
 
 
 def test_cli_prints_one_paragraph_and_exits_2(capsys):
@@ -165,7 +167,9 @@ def test_malformed_code_record_names_file_and_line(tmp_path, capsys, fake_model,
     )
     code = cli(["--config", CODE_CONFIG, "--dataset_path", str(data), "--model_name_or_path", fake_model])
     assert code == 2
-    assert f"error: {data}:2: field 'tests': assert 1 must be a single assert statement" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {data}: 1 of 2 rows cannot be read:\n")
+    assert f"\n  {data}:2: field 'tests': assert 1 must be a single assert statement" in err
 
 
 # ---- pre-flight: every numeric key, one row per case ------------------------------------------

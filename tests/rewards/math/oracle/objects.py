@@ -26,7 +26,8 @@ FLOOR = mpmath.mpf(10) ** -48
 @dataclass(frozen=True)
 class E:
     """An expression tree: op is num (value: Fraction), var (value: name), pi, e, i, add, mul, neg, div,
-    pow (args: base, Num exponent), sqrt, sin, cos, deg (value in degrees: args[0] * pi / 180)."""
+    pow (args: base, Num exponent), sqrt, sin, cos, deg (value in degrees: args[0] * pi / 180), ln, log (value:
+    the base), root (value: the index)."""
 
     op: str
     args: tuple = ()
@@ -115,6 +116,12 @@ def evaluate(tree: E, env: dict[str, object]):
         return getattr(mpmath, op)(values[0])
     if op == "deg":
         return getattr(mpmath, tree.value)(values[0] * mpmath.pi / 180)
+    if op == "ln":
+        return mpmath.log(values[0])
+    if op == "log":  # value: the base
+        return mpmath.log(values[0]) / mpmath.log(tree.value)
+    if op == "root":  # value: the index (a real root of a positive radicand)
+        return mpmath.root(values[0], tree.value)
     raise ValueError(f"unknown op {op}")
 
 
@@ -271,7 +278,9 @@ def same_set(a: list[Interval], b: list[Interval]) -> bool:
 class Meaning:
     """What an answer says. kind: value | set (order-free values, name optional) | intervals | tuple
     (labels optional) | tupleset | assign (name -> value) | matrix | lineq (coefficients, constant) |
-    nothing (a statement, a tautology, mixed variables: no answer at all)."""
+    nothing (a statement, a tautology, mixed variables: no answer at all) | rounded (a decimal reference:
+    items (its exact value,), labels (its decimal places,)) | computation (an unevaluated computation, a vacuous
+    factor or a negligible term: answers no number) | setlist (sets listed: items are frozensets of Fractions)."""
 
     kind: str
     items: tuple = ()
@@ -320,6 +329,34 @@ def _lineq_equal(a: Meaning, b: Meaning) -> bool:
     return all(factor * x == y for x, y in zip(va, vb))
 
 
+def terminates(value: Fraction) -> bool:
+    """A finite decimal expansion: the denominator is 2^a 5^b."""
+    q = value.denominator
+    for p in (2, 5):
+        while q % p == 0:
+            q //= p
+    return q == 1
+
+
+def rounds_to(tree: E, reference: Fraction, places: int) -> bool | None:
+    """Whether the exact value ``tree`` rounds (half up) to ``reference`` at ``places`` decimals, as the rounding rule
+    of docs/verifier.md reads it: a value with a finite decimal expansion must be equal, anything else must round.
+    None when 60 digits cannot tell (the value is within 10^-30 of a rounding boundary)."""
+    exact = exact_value(tree)
+    if exact is not None:
+        if terminates(exact):
+            return exact == reference
+        scaled = exact * 10**places + Fraction(1, 2)
+        return Fraction(scaled.numerator // scaled.denominator, 10**places) == reference
+    scaled = evaluate(tree, {}) * mpmath.mpf(10) ** places + mpmath.mpf(1) / 2
+    if isinstance(scaled, mpmath.mpc):
+        return False
+    whole = mpmath.floor(scaled)
+    if scaled - whole < mpmath.mpf(10) ** -30 or whole + 1 - scaled < mpmath.mpf(10) ** -30:
+        return None
+    return Fraction(int(whole), 10**places) == reference
+
+
 def _as_set(m: Meaning) -> Meaning | None:
     """A single value (named or not) and a one-variable linear equation are a one-element set."""
     if m.kind == "value":
@@ -333,8 +370,15 @@ def _as_set(m: Meaning) -> Meaning | None:
 def truth(candidate: Meaning, reference: Meaning) -> bool:
     """Does the candidate say what the reference says (under the documented policy)?"""
     c, r = candidate, reference
-    if "nothing" in (c.kind, r.kind):
-        return False
+    if "nothing" in (c.kind, r.kind) or "computation" in (c.kind, r.kind):
+        return False  # a computation answers no number: 5.5 \times 5, a vacuous factor, a negligible term
+    if "rounded" in (c.kind, r.kind):  # a decimal reference stated to ``labels[0]`` places
+        if c.kind == r.kind:
+            return c.items == r.items and c.labels == r.labels
+        rounded, other = (r, c) if r.kind == "rounded" else (c, r)
+        return other.kind == "value" and rounds_to(other.items[0], rounded.items[0], rounded.labels[0]) is True
+    if "setlist" in (c.kind, r.kind):  # a list of sets: order-free, each set order-free, a repeated set is one
+        return c.kind == r.kind and set(c.items) == set(r.items)
     if c.kind == "lineq" and r.kind == "lineq":
         return _lineq_equal(c, r)
     cs, rs = _as_set(c), _as_set(r)

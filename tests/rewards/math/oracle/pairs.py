@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from math import gcd
 
 import mpmath
 
@@ -720,6 +721,294 @@ def unbraced_root_pair(rng: random.Random) -> Pair:
     return _pair("unbraced_root", f"√{n}", r.expr(r.draw_style(rng), value), o.value(value), o.value(value))
 
 
+# ---------------------------------------------------------------- rounding (issue #50): written values, computations
+
+
+def rand_written(rng: random.Random) -> E:
+    """An exact value as a person writes one (the rounding row of docs/verifier.md): a radical, a multiple of pi, e,
+    a logarithm, a fraction with no finite decimal; whole numbers, every part needed, nothing that cancels."""
+    n = rng.choice(NON_SQUARES)
+    kind = rng.randrange(10)
+    if kind == 0:
+        k = _small(rng, 1, 6)
+        if k > 1 and rng.random() < 0.2:
+            return o.sqrt(o.num(k * k * n))  # an unsimplified radical (\sqrt{8}) is a written value too
+        return scaled(k, o.sqrt(o.num(n)))
+    if kind == 1:
+        k, d = _small(rng, 1, 5), _small(rng, 2, 9)
+        while gcd(k, d) != 1:
+            d += 1
+        return o.div(scaled(k, o.sqrt(o.num(n))), o.num(d))
+    if kind == 2:
+        a, b, d = _small(rng, -9, 9, True), _small(rng, -3, 3, True), _small(rng, 2, 6)
+        while gcd(gcd(a, b), d) != 1:
+            d += 1
+        return o.div(o.add(o.num(a), scaled(b, o.sqrt(o.num(n)))), o.num(d))
+    if kind == 3:
+        return o.add(o.num(_small(rng, -20, 20, True)), scaled(_small(rng, -5, 5, True), o.sqrt(o.num(n))))
+    if kind == 4:
+        k, d = _small(rng, 1, 9), rng.choice([1, 2, 3, 4, 5, 6, 8, 12])
+        while gcd(k, d) != 1:
+            k += 1
+        return scaled(k, o.PI) if d == 1 else o.div(scaled(k, o.PI), o.num(d))
+    if kind == 5:
+        return o.add(o.num(_small(rng, -120, 120, True)), scaled(_small(rng, -40, 40, True), o.PI))
+    if kind == 6:
+        d = rng.choice([1, 6, 8, 12])
+        return o.power(o.PI, 2) if d == 1 else o.div(o.power(o.PI, 2), o.num(d))
+    if kind == 7:
+        pick = rng.randrange(3)
+        if pick == 0:
+            return o.power(o.EULER, rng.choice([-2, -1, 2, 3]))
+        return o.div(o.num(1), o.EULER) if pick == 1 else o.add(o.num(1), o.neg(o.div(o.num(1), o.EULER)))
+    if kind == 8:
+        if rng.random() < 0.5:
+            return o.E("ln", (o.num(rng.randint(2, 30)),))
+        base, arg = rng.choice([(2, 3), (2, 5), (2, 7), (3, 2), (3, 10), (10, 2), (10, 3), (5, 2), (6, 2), (2, 12)])
+        return o.E("log", (o.num(arg),), base)
+    if rng.random() < 0.5:
+        q = rng.choice([3, 6, 7, 9, 11, 12, 13, 15])
+        p = _small(rng, -40, 40, True)
+        while gcd(p, q) != 1:
+            p += 1
+        return o.num(Fraction(p, q))
+    return scaled(_small(rng, 1, 3), o.E("root", (o.num(rng.choice([2, 3, 4, 5, 6, 7, 9, 10])),), 3))
+
+
+def _round_half_up(value, places: int) -> Fraction | None:
+    """The decimal a reference writer gives for ``value`` at ``places`` (None within 10^-30 of a boundary)."""
+    scaled = value * mpmath.mpf(10) ** places + mpmath.mpf(1) / 2
+    whole = mpmath.floor(scaled)
+    if scaled - whole < mpmath.mpf(10) ** -30 or whole + 1 - scaled < mpmath.mpf(10) ** -30:
+        return None
+    return Fraction(int(whole), 10**places)
+
+
+def _rounded_reference(tree: E, rng: random.Random) -> tuple[Fraction, int] | None:
+    """A decimal the rounding rule reads as rounded: at least two significant digits, no trailing zero."""
+    value = o.evaluate(tree, {})
+    for places in rng.sample([1, 2, 3, 4], 4):
+        rounded = _round_half_up(value, places)
+        if rounded is None:
+            continue
+        digits = abs(rounded.numerator * 10**places // rounded.denominator)
+        if digits >= 10 and digits % 10:
+            return rounded, places
+    return None
+
+
+VACUOUS = [  # factors equal to 1: written beside an answer, they leave its value and add nothing
+    "e^{0}",
+    "e^0",
+    "x^{0}",
+    r"\frac{\pi}{\pi}",
+    r"\frac{e}{e}",
+    r"\frac{\sqrt{2}}{\sqrt{2}}",
+    "1^{7}",
+    r"\frac{3}{3}",
+    r"\sqrt{1}",
+    "1",
+    r"\log_{2} 2",
+    r"\ln e",
+    r"\cos 0",
+    r"\pi^{0}",
+    r"(\sqrt{3})^{0}",
+    r"\frac{2\pi}{2\pi}",
+    r"\left(\frac{\pi}{\pi}\right)^{2}",
+    r"\sqrt[3]{1}",
+    r"\frac{\ln 2}{\ln 2}",
+    "n^{0}",
+    r"\max(1, 0)",
+]
+
+
+def _epsilon(rng: random.Random, places: int) -> str:
+    """A term below the reference's precision (``10^{-places}``), irrational so the sum has no finite decimal."""
+    k = rng.randint(places + 2, 11)
+    zeros = "1" + "0" * k
+    return rng.choice(
+        [
+            rf"10^{{-{k}}}\pi",
+            rf"\frac{{\pi}}{{10^{{{k}}}}}",
+            rf"\frac{{\pi}}{{{zeros}}}",
+            rf"\frac{{\sqrt{{2}}}}{{{zeros}}}",
+            rf"10^{{-{k + 9}}}\sqrt{{3}}",
+            rf"\frac{{1}}{{{zeros}\pi}}",
+            rf"\frac{{e}}{{{zeros}}}",
+            "e^{-12}" if places <= 4 else rf"\frac{{\pi}}{{{zeros}}}",
+            rf"\frac{{\ln 2}}{{{zeros}}}",
+        ]
+    )
+
+
+def _near_miss(rng: random.Random, reference: Fraction, places: int) -> str:
+    """A decimal that is not the reference but rounds to it (``27.54`` for ``27.5``), or a fraction with a finite
+    decimal that does (``\\frac{551}{20}`` for ``27.5``)."""
+    step = Fraction(1, 10 ** (places + 1))
+    value = reference + step * rng.choice([-4, -3, -2, -1, 1, 2, 3, 4])
+    if rng.random() < 0.3:
+        return rf"\frac{{{value.numerator}}}{{{value.denominator}}}" if value > 0 else _decimal(value, places + 1)
+    return _decimal(value, places + 1)
+
+
+EXACT_COMPUTATIONS = [  # (text, exact value): a computation a question asks to evaluate, whatever its value
+    (r"\sin^2 60^\circ", Fraction(3, 4)),
+    (r"\cos^{2} 30^{\circ}", Fraction(3, 4)),
+    (r"\log_4 32", Fraction(5, 2)),
+    (r"\log_8 2", Fraction(1, 3)),
+    (r"\tan^2 30^\circ", Fraction(1, 3)),
+    (r"\sqrt{\frac{1}{9}}", Fraction(1, 3)),
+    (r"\log_{9} 27", Fraction(3, 2)),
+    (r"\log_2 \sqrt{8}", Fraction(3, 2)),
+    (r"\sqrt[3]{15.625}", Fraction(5, 2)),
+    (r"\sqrt{\frac{25}{4}}", Fraction(5, 2)),
+    (r"\frac{\ln 8}{\ln 2}", Fraction(3)),
+    (r"e^{\ln 2.5}", Fraction(5, 2)),
+    (r"\max(5.5 \times 5, 0)", Fraction(55, 2)),
+    (r"\frac{1}{\sin 30^\circ}", Fraction(2)),
+    (r"\frac{2}{3} \cdot e^{0}", Fraction(2, 3)),
+]
+
+
+def _computation(rng: random.Random, tree: E, written: str, reference: Fraction, places: int) -> tuple[str, str]:
+    """(text, what): a candidate the rounding rule refuses though it may round to the reference."""
+    exact = _decimal(reference, places)
+    kind = rng.randrange(6)
+    if kind <= 1:  # a vacuous factor on the written value, the reference, a near miss
+        base = rng.choice([written, written, exact, _near_miss(rng, reference, places)])
+        factor = rng.choice(VACUOUS)
+        op = rng.choice([r" \cdot ", r" \times ", "*", r"\cdot "])
+        if rng.random() < 0.5:
+            return f"{factor}{op}\\left({base}\\right)", "a vacuous factor"
+        return f"\\left({base}\\right){op}{factor}" if "+" in base or "-" in base[1:] else f"{base}{op}{factor}", (
+            "a vacuous factor"
+        )
+    if kind <= 3:  # a term below the precision, on the written value, the reference or a near miss
+        base = rng.choice([written, exact, _near_miss(rng, reference, places), _near_miss(rng, reference, places)])
+        eps = _epsilon(rng, places)
+        sign = rng.choice([" + ", " - "])
+        text = f"{base}{sign}{eps}" if rng.random() < 0.7 else f"{eps} + {base}"
+        return text, "a term below the precision"
+    if kind == 4:  # the reference's value computed from decimals
+        k = rng.choice([2, 4, 5])
+        square = reference * reference
+        spellings = [
+            f"{_decimal(reference / k, places + 2) or _decimal(reference / k, places + 3)} \\times {k}",
+            f"\\sqrt{{{_decimal(square, 2 * places)}}}",
+            f"\\max({_decimal(reference / k, places + 2) or _decimal(reference / k, places + 3)} \\times {k}, 0)",
+            f"\\frac{{{_decimal(reference * k, places)}}}{{{k}}}",
+        ]
+        return rng.choice(spellings), "the reference's value computed"
+    k = _small(rng, 2, 9)  # the written value restated as a computation: like terms, a fraction that reduces
+    return (
+        rng.choice(
+            [
+                f"{written} + {k} - {k}",
+                f"\\frac{{{k}\\left({written}\\right)}}{{{k}}}",
+                f"{k} \\cdot \\frac{{{written}}}{{{k}}}",
+                f"\\left({written}\\right) \\cdot \\frac{{{k}\\pi}}{{{k}\\pi}}",
+                f"{written} + \\sqrt{{2}} - \\sqrt{{2}}",
+            ]
+        ),
+        "the written value restated as a computation",
+    )
+
+
+def _scientific(value: Fraction, places: int) -> str:
+    """``0.0231`` as ``2.31 \\times 10^{-2}`` (the same stated places), when the value is below 1; else the decimal."""
+    shift = 0
+    while 0 < abs(value) * 10**shift < 1:
+        shift += 1
+    if shift == 0 or places - shift < 1:
+        return _decimal(value, places)
+    return f"{_decimal(value * 10**shift, places - shift)} \\times 10^{{-{shift}}}"
+
+
+def rounding_pair(rng: random.Random) -> Pair:
+    """A decimal reference rounded from an exact value: the written value (``\\sqrt{2}`` for ``1.41``) is paid when
+    it rounds, and nothing else is: not a near written value, not a computation of the reference's value, not a
+    vacuous factor (``\\cdot e^{0}``), not a near miss plus a term below the precision (``27.54 + 10^{-20}\\pi``)."""
+    cs, rs = _two(rng, latex=rng.random() < 0.8)
+    if rng.random() < 0.08:  # a fixed computation with a rational value, against its own decimal
+        text, value = rng.choice(EXACT_COMPUTATIONS)
+        found = _rounded_reference(o.num(value), rng)
+        if found is None:  # a whole number: no rounding at all
+            return _pair("rounding", text, str(value), Meaning("computation"), o.value(o.num(value)), "a computation")
+        reference, places = found
+        rm = Meaning("rounded", (reference,), labels=(places,))
+        return _pair("rounding", text, _decimal(reference, places), Meaning("computation"), rm, "a computation")
+    while True:
+        tree = rand_written(rng)
+        found = _rounded_reference(tree, rng)
+        if found is not None:
+            break
+    reference, places = found
+    ref_text = _scientific(reference, places) if rng.random() < 0.15 else _decimal(reference, places)
+    rm = Meaning("rounded", (reference,), labels=(places,))
+    pick = rng.random()
+    if pick < 0.5:
+        return _pair("rounding", r.finish(cs, r.expr(cs, tree)), ref_text, o.value(tree), rm, "", rng.random() < 0.15)
+    if pick < 0.6:
+        twin, what = mutate(tree, rng)
+        return _pair("rounding", r.expr(cs, twin), ref_text, o.value(twin), rm, what)
+    if pick < 0.67:
+        other = reference + Fraction(rng.choice([-1, 1]), 10**places)
+        other_text = _decimal(other, places)
+        om = Meaning("rounded", (other,), labels=(places,))
+        return _pair("rounding", r.expr(cs, tree), other_text, o.value(tree), om, "the last digit of the reference")
+    text, what = _computation(rng, tree, r.expr(r.draw_style(rng, latex=True), tree), reference, places)
+    return _pair("rounding", text, ref_text, Meaning("computation"), rm, what, rng.random() < 0.1)
+
+
+# ---------------------------------------------------------------- lists of sets (issue #50): never flattened
+
+
+def set_list_pair(rng: random.Random) -> Pair:
+    """``\\{1, 2\\}, \\{3\\}`` is a list of two sets: another partition of the same elements (``\\{1\\}, \\{2, 3\\}``),
+    their union (``\\{1, 2, 3\\}``) or a single set for the list are different answers, whatever separates the sets
+    (``,`` ``;`` ``and`` ``or``, boxes, two ``ANSWER:`` lines); ``A \\cup B`` is the union, one set."""
+    elements = rng.sample(range(-9, 13), rng.choice([3, 4, 5]))
+    cut = sorted(rng.sample(range(1, len(elements)), rng.choice([1, 2]) if len(elements) > 3 else 1))
+    parts = [elements[a:b] for a, b in zip([0, *cut], [*cut, len(elements)])]
+    cs, rs = r.draw_style(rng, latex=True), r.draw_style(rng, latex=True)  # plain {3} is a group, not a set
+
+    def sets_text(s: r.Style, sets, sep: str) -> str:
+        shown = [[r._fraction(s, Fraction(v)) for v in rng.sample(part, len(part))] for part in sets]
+        return sep.join(r.set_text(s, items) for items in rng.sample(shown, len(shown)))
+
+    def listing(sets) -> Meaning:
+        return Meaning("setlist", tuple(frozenset(Fraction(v) for v in part) for part in sets))
+
+    def one_set(values) -> Meaning:
+        return o.values([o.num(v) for v in values])
+
+    union_ref = rng.random() < 0.25
+    ref_sep = rng.choice([", ", "; ", ",\\ "])
+    ref = r.set_text(rs, [str(v) for v in elements]) if union_ref else sets_text(rs, parts, ref_sep)
+    rm = one_set(elements) if union_ref else listing(parts)
+    sep = rng.choice([", ", "; ", r" \text{ and } ", r" \text{ or } ", r"\text{or}", ",\\quad "])
+    change = rng.randrange(6)
+    cand_parts, what = [list(p) for p in parts], ""
+    if change == 0 and len(elements) > 2:  # move one element to another set: another partition
+        source = next(k for k, p in enumerate(cand_parts) if len(p) > 1)
+        target = (source + 1) % len(cand_parts)
+        cand_parts[target].append(cand_parts[source].pop())
+        what = "another partition"
+    elif change == 1:  # one set of every element, for a list of sets
+        return _pair("set_lists", r.set_text(cs, [str(v) for v in elements]), ref, one_set(elements), rm, "flattened")
+    elif change == 2:  # the union, written with \cup
+        cup = r" \cup ".join(r.set_text(cs, [str(v) for v in part]) for part in parts)
+        return _pair("set_lists", cup, ref, one_set(elements), rm, "" if union_ref else "a union for a list")
+    elif change == 3 and len(cand_parts) > 1:
+        cand_parts, what = cand_parts[1:], "a set dropped"
+    how = rng.randrange(4)
+    if how == 0:  # boxes, or ANSWER lines, read as one list by grade()
+        boxes = [rf"\boxed{{{r.set_text(cs, [str(v) for v in p])}}}" for p in cand_parts]
+        text = rng.choice([", ".join(boxes), "\n".join("ANSWER: " + b[7:-1] for b in boxes)])
+        return _pair("set_lists", text, ref, listing(cand_parts), rm, what, completion=True)
+    return _pair("set_lists", sets_text(cs, cand_parts, sep), ref, listing(cand_parts), rm, what)
+
+
 SHAPES: dict[str, Callable[[random.Random], Pair]] = {
     "number": number_pair,
     "decimal": decimal_pair,
@@ -740,6 +1029,8 @@ SHAPES: dict[str, Callable[[random.Random], Pair]] = {
     "tautology": tautology_pair,
     "constant_variable": constant_variable_pair,
     "unbraced_root": unbraced_root_pair,
+    "rounding": rounding_pair,
+    "set_lists": set_list_pair,
 }
 
 

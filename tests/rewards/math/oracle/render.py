@@ -186,6 +186,23 @@ def expr(s: Style, tree: E) -> str:
         return f"e^{{{expr(s, a[0])}}}" if s.latex else f"e^({expr(s, a[0])})"
     if op == "deg":
         return rf"\{tree.value}({expr(s, a[0])}^\circ)" if s.latex else f"{tree.value}({expr(s, a[0])}°)"
+    if op == "ln":
+        inner = expr(s, a[0])
+        if not s.latex:
+            return f"ln({inner})"
+        return rf"\ln {inner}" if inner.isdigit() and s.rng.random() < 0.5 else rf"\ln{_paren(s, inner)}"
+    if op == "log":  # a base is written as a subscript in any style (plain log(x, b) is another convention)
+        inner = expr(s, a[0])
+        return (
+            rf"\log_{{{tree.value}}} {inner}"
+            if inner.isdigit() and s.rng.random() < 0.5
+            else (rf"\log_{{{tree.value}}}{_paren(s, inner)}")
+        )
+    if op == "root":
+        inner = expr(s, a[0])
+        if not s.latex and tree.value == 3:
+            return f"cbrt({inner})"
+        return rf"\sqrt[{tree.value}]{{{inner}}}"
     raise ValueError(op)
 
 
