@@ -8,8 +8,8 @@ tail with a digit or words like "answer" or "let me": 8 of 20 ordinary endings o
 policy nothing but to stop early. What does change it:
 
 * **a take-back**: a retraction, a doubt, a correction, an alternative or a condition ("Wait, that's wrong",
-  "Hmm, or maybe", "I'm not sure", "Let me recheck", "Correction:", "but", "if", "approximately", any negation,
-  a question mark): the answer is hedged (``TAKES_BACK``, read after the pleasantries are set aside);
+  "Hmm, or maybe", "I'm not sure", "Let me recheck", "Correction:", "I take it back", "Update:", "I meant",
+  "seems", "Please verify this", "at least", "but", "if", "approximately", any negation, a question mark): the answer is hedged (``TAKES_BACK``, read after the pleasantries are set aside);
 * **another value stated as the answer**: a number or formula in the tail in a position that states it ("It
   should be 125", "the answer is $125$", "So 125.", "= 125" with nothing computed on its left, a value standing alone
   right after the answer or alone in its sentence). It becomes one more final-answer statement, so the usual rule
@@ -73,6 +73,10 @@ _PLEASANTRIES = re.compile(
             # a question to the user about more help: letters and commas only, so no value or formula hides in it
             r"(?:would|do) you (?:like|want) me to [a-z ,'’-]{1,80}\?",
             r"(?:i am|i'm) (?:happy|glad) to help",
+            # an offer to say more: letters only, so no value hides in it
+            r"(?:let me|i can|i(?:['’]d| would) be (?:happy|glad) to) (?:explain|clarify|elaborate)(?: on)?"
+            r"(?: (?:it|this|that|any step|each step|the steps|further|more|in more detail)){0,2}"
+            r"(?: if (?:needed|necessary|you (?:like|want|need|wish|would like|['’]d like)))?",
             r"(?:happy|glad) (?:i could|to) help(?: further)?(?: if needed)?",
             r"good luck(?: with your (?:studies|homework|test|exam))?",
             r"thanks? (?:you )?(?:for (?:reading|asking|your question|the question))?",
@@ -94,6 +98,10 @@ TAKES_BACK = re.compile(
     r"|unsure|uncertain|doubt\w*|guess\w*|suspect\w*|approx\w*|roughly|nearly|almost|or|either|rather|sorry"
     r"|apologi[sz]\w*|assum\w*|unless|if|suppos\w*|not|no|never|none|nor|neither|cannot|nothing|kidding|joking|both"
     r"|second\s+thought|scratch\s+that|never\s*mind|nvm"
+    r"|retract\w*|take\s+(?:it|that|this)\s+back|typo|meant|update[ds]?|edit(?:ed)?|err+|tentative\w*|estimat\w*"
+    r"|seem\w*|appears?|i\s+(?:think|believe)|at\s+(?:least|most)|around|more\s+or\s+less|give\s+or\s+take"
+    r"|(?:please|you\s+(?:should|must|need\s+to))\s+(?:verify|check|double[\s-]?check|confirm)"
+    r"|(?:verify|check|double[\s-]?check|confirm)\s+(?:this|that|it|my)"
     r"|let(?:['’]s|\s+me|\s+us)\s+(?:re\w*|check|verify|double|try|think|see|look|go\s+back|fix|correct|make\s+sure"
     r"|confirm|be\s+careful|start\s+over))\b|\w+n['’]t\b|\?",
     re.IGNORECASE,

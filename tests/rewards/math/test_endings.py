@@ -65,6 +65,9 @@ ORDINARY = [
     P("\\boxed{120}\n\n> The total number of clips.", id="quote-line"),
     P("ANSWER: 120\n\n48 + 72 = 120", id="check-after-the-answer"),
     P("\\boxed{120}\n\n1. She sold 48 clips in April.\n2. Then 72 in May.", id="numbered-recap"),
+    P("The answer is \\boxed{120}. Let me explain further if needed.", id="offer-to-explain-if-needed"),
+    P("\\boxed{120}\n\nI would be happy to explain any step in more detail if you would like.", id="offer-detail"),
+    P("\\boxed{120}\n\n**Verification:** 48 + 72 = 120 ✓", id="verification-check-mark"),
 ]
 
 # --- take-backs, doubts, corrections, another value, negations: refused ------------------------------------------
@@ -97,6 +100,21 @@ TAKE_BACKS = [
     P("I don't think the answer is \\boxed{120}.", Reason.NO_ANSWER, id="negation-dont-think"),
     P("It cannot be $\\boxed{120}$.", Reason.NO_ANSWER, id="negation-cannot-be"),
     P("The answer is not \\boxed{120} but \\boxed{125}.", Reason.MISMATCH, id="negation-not-x-but-y"),
+    # retractions, doubts and bounds in other words (a second review of the rule)
+    P("\\boxed{120}\n\nI take it back.", Reason.HEDGED, id="take-it-back"),
+    P("\\boxed{120}\n\nI retract that.", Reason.HEDGED, id="retract"),
+    P("\\boxed{120}\n\nThat was a typo; I meant 125.", Reason.HEDGED, id="typo-meant"),
+    P("\\boxed{120}\n\nUpdate: 125", Reason.HEDGED, id="update-label"),
+    P("\\boxed{120}\n\nEdit: 125", Reason.HEDGED, id="edit-label"),
+    P("\\boxed{120}\n\nErr, 125.", Reason.HEDGED, id="err"),
+    P("\\boxed{120} (tentative)", Reason.HEDGED, id="tentative"),
+    P("\\boxed{120}\n\nThis is my best estimate.", Reason.HEDGED, id="estimate"),
+    P("\\boxed{120}\n\nThis seems right.", Reason.HEDGED, id="seems"),
+    P("\\boxed{120}\n\nI think.", Reason.HEDGED, id="i-think"),
+    P("\\boxed{120}\n\nPlease verify this.", Reason.HEDGED, id="please-verify"),
+    P("\\boxed{120}\n\nYou should double-check my work.", Reason.HEDGED, id="you-should-double-check"),
+    P("\\boxed{120}\n\nAt least 120.", Reason.HEDGED, id="at-least"),
+    P("\\boxed{120}\n\nAround 120.", Reason.HEDGED, id="around"),
 ]
 
 
@@ -114,8 +132,8 @@ def test_take_backs_and_negations_are_refused(completion, reason):
 
 
 def test_table_counts():
-    """The endings table: 34 ordinary endings of seven model families, 28 take-backs, other values and negations."""
-    assert (len(ORDINARY), len(TAKE_BACKS)) == (34, 28)
+    """The endings table: 37 ordinary endings of seven model families, 42 take-backs, other values and negations."""
+    assert (len(ORDINARY), len(TAKE_BACKS)) == (37, 42)
 
 
 # --- the same rule, row by row ------------------------------------------------------------------------------------
