@@ -10,7 +10,8 @@ reason ``restated_question``, before any equivalence is tried.
 
 "Restates" is decided on the verifier's own reading, never on raw strings: each side is normalized by
 ``structure.normalize`` and read into tokens by ``tokens.lex`` (so ``\dfrac``/``\frac``, ``\left(``, spacing,
-``{2}``/``2``, ``\cdot``/``\times``/``*``/juxtaposition are one spelling), then put in a canonical order where the
+``{2}``/``2``, ``\cdot``/``\times``/``*``/juxtaposition are one spelling; ``A/B`` with one number, letter or bracket
+each side is ``\frac{A}{B}``; a factor ``1`` and a term ``0`` are left out), then put in a canonical order where the
 order is free: the terms of a sum and the factors of a product (no ``/``, ``\div`` or unbraced function among them),
 inside brackets too. So ``(x-3)(x+2)``, ``-x + x^2 - 6`` and ``5^2 \pi`` restate ``(x+2)(x-3)``, ``x^2-x-6`` and
 ``\pi \cdot 5^2``. What is compared:
@@ -161,19 +162,80 @@ def _factors_or_none(items: list) -> list[list] | None:
     return factors
 
 
+def _slash_as_frac(items: list) -> list:
+    r"""``A / B`` with one item each side (a number, a letter or a bracket) as ``\frac{A}{B}``, where nothing binds
+    either side more tightly (no exponent, subscript or operand reaching into it): ``(2x+4)/2`` is ``\frac{2x+4}{2}``,
+    never ``x^2/2`` (the ``2`` is the exponent's) or ``a/b^2``."""
+    if "/" not in items:
+        return items
+    out: list = []
+    i = 0
+    while i < len(items):
+        item = items[i]
+        nxt = items[i + 1] if i + 1 < len(items) else None
+        after = items[i + 3] if i + 3 < len(items) else None
+        before = out[-1] if out else None
+        if (
+            nxt == "/"
+            and i + 2 < len(items)
+            and _slash_operand(item)
+            and _slash_operand(items[i + 2])
+            and (before is None or (isinstance(before, str) and before in _SIGNS | _MULTIPLY))
+            and (after is None or (isinstance(after, str) and after in _SIGNS | _MULTIPLY))
+        ):
+            out += [r"\frac", _braced(item), _braced(items[i + 2])]
+            i += 3
+            continue
+        out.append(item)
+        i += 1
+    return out
+
+
+def _slash_operand(item) -> bool:
+    if isinstance(item, _Group):
+        return item[0] == "(" and item[2] == ")"
+    return bool(re.fullmatch(r"\d+|[A-Za-z]", item))
+
+
+def _braced(item) -> _Group:
+    return _Group(("{", item[1] if isinstance(item, _Group) else (item,), "}"))
+
+
+def _plain_bracket(item) -> bool:
+    """Parentheses or braces around one expression (no separator: a tuple's brackets are its own)."""
+    return (
+        isinstance(item, _Group)
+        and (item[0], item[2]) in (("(", ")"), ("{", "}"))
+        and not any(isinstance(inner, str) and inner in _SEPARATOR_TOKENS for inner in item[1])
+    )
+
+
+def _vacuous(part: list, unit: str) -> bool:
+    r"""A factor ``1`` of a product or a term ``0`` of a sum (``1\cdot(x+2)(x-3)``, ``(x+2)(x-3) + 0``): nothing."""
+    return len(part) == 1 and part[0] == unit
+
+
 def _canon(items: list) -> str:
-    """A canonical string of a token tree: sums and products in sorted order where the order is free."""
-    if len(items) == 1 and isinstance(items[0], _Group) and (items[0][0], items[0][2]) in (("(", ")"), ("{", "}")):
-        inner = list(items[0][1])
-        if not any(isinstance(item, str) and item in _SEPARATOR_TOKENS for item in inner):
-            return _canon(inner)  # redundant outer parentheses or braces: (x+2), {(x+2)(x-3)}
+    r"""A canonical string of a token tree: sums and products in sorted order where the order is free, ``A/B`` as
+    ``\frac{A}{B}``, a factor 1 and a term 0 left out."""
+    items = _slash_as_frac(items)
+    if len(items) == 1 and _plain_bracket(items[0]):
+        return _canon(list(items[0][1]))  # redundant outer parentheses or braces: (x+2), {(x+2)(x-3)}
     terms = _terms(items)
+    if len(terms) > 1 and any(_vacuous(term, "0") for _, term in terms):
+        terms = [(sign, term) for sign, term in terms if not _vacuous(term, "0")] or terms[:1]
+    if len(terms) == 1 and terms[0][0] == "+" and (factors := _factors_or_none(terms[0][1])) is not None:
+        kept = [factor for factor in factors if not _vacuous(factor, "1")]
+        if len(kept) == 1 and len(kept[0]) == 1 and _plain_bracket(kept[0][0]):
+            return _canon(list(kept[0][0][1]))  # 1\cdot(x^2-x-6), (x^2-x-6) + 0: what the bracket holds
     shown = []
     for sign, term in terms:
         factors = _factors_or_none(term)
         if factors is None:
             body = " ".join(_canon_item(item) for item in term)
         else:
+            if len(factors) > 1:
+                factors = [factor for factor in factors if not _vacuous(factor, "1")] or factors[:1]
             body = "·".join(sorted(" ".join(_canon_item(item) for item in factor) for factor in factors))
         shown.append(sign + body)
     if len(shown) == 1:
@@ -236,8 +298,9 @@ def _derivative_operand(items: list) -> list | None:
 
 
 def _keys(items: list, *, every_side: bool) -> set[str]:
-    """Canonical keys of an expression's parts that hold an operation: the whole, each side of a relation (or only
-    the last: ``every_side=False``), each item of a top-level list, and the operand of a leading derivative."""
+    r"""Canonical keys of an expression's parts that hold an operation: the whole, each side of a relation (or only
+    the last: ``every_side=False``), each item of a top-level list, and the operand of a leading derivative (on both
+    sides: ``\frac{d}{dx} x^3 \sin x`` restates "Find $\frac{d}{dx}(x^3 \sin x)$" without its brackets)."""
     keys: set[str] = set()
     if _has_operation(items):
         keys.add(_canon(items))
@@ -246,7 +309,7 @@ def _keys(items: list, *, every_side: bool) -> set[str]:
         for side in sides if every_side else sides[-1:]:
             if side and _has_operation(side):
                 keys.add(_canon(side))
-            operand = _derivative_operand(side) if not every_side else None
+            operand = _derivative_operand(side)
             if operand and _has_operation(operand):
                 keys.add(_canon(operand))
     return keys

@@ -65,6 +65,14 @@ TABLE = [
     P(r"Simplify $\dfrac{x^2-1}{x-1}$.", r"\frac{x^2-1}{x-1}", "x+1", RESTATED, id="dfrac-is-frac"),
     P(r"Simplify $\dfrac{x^2-1}{x-1}$.", "x + 1", "x+1", CORRECT, id="simplified"),
     P("Let $f(x) = (x+2)(x-3)$. Expand $f(x)$.", "(x+2)(x-3)", "x^2-x-6", RESTATED, id="one-side-of-a-definition"),
+    # --- a second review: slash for \frac, a factor 1 or a term 0, a derivative without its brackets ---
+    P(r"Simplify $\dfrac{x^2-1}{x-1}$.", "(x^2-1)/(x-1)", "x+1", RESTATED, id="slash-is-frac"),
+    P("Simplify (2x+4)/2.", r"\frac{2x+4}{2}", "x+2", RESTATED, id="frac-is-slash"),
+    P("Simplify (2x+4)/2.", "x+2", "x+2", CORRECT, id="slash-simplified"),
+    P(EXPAND, r"1\cdot(x+2)(x-3)", "x^2 - x - 6", RESTATED, id="times-one"),
+    P(EXPAND, "(x+2)(x-3) + 0", "x^2 - x - 6", RESTATED, id="plus-zero"),
+    P(DERIVATIVE, r"\frac{d}{dx} x^3 \sin x", r"3x^2 \sin x + x^3 \cos x", RESTATED, id="derivative-unbracketed"),
+    P(r"Evaluate $x^2/2$ at $x = 3$.", r"\frac{9}{2}", r"\frac{9}{2}", CORRECT, id="exponent-before-a-slash"),
     # --- what is not a restatement ---
     P(r"Simplify $\frac{(x+2)(x-3)}{x-3}$.", "x+2", "x+2", CORRECT, id="a-part-of-an-expression-may-be-the-answer"),
     P(r"Which is larger, $2^{10}$ or $10^3$?", "2^{10}", "2^{10}", CORRECT, id="question-states-the-answer"),
