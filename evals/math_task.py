@@ -21,7 +21,7 @@ from evals.math_scoring import ANSWER_FORMAT_KEY, HEADLINE
 from evals.task_errors import task_errors
 from evals.verify import math_verifier
 from problems.file_rows import skipped_rows
-from problems.math_data import ARITHMETIC_DEFAULTS, MathProblem, default_split, is_file, load_problems
+from problems.math_data import ARITHMETIC_DEFAULTS, DatasetError, MathProblem, default_split, is_file, load_problems
 from python_tool.inspect_tool import python_tool
 from python_tool.session import ToolLimits
 from records.chat import chat_messages
@@ -93,7 +93,11 @@ def math_verified(
     read are listed all at once; ``skip_bad_rows=true`` evaluates the others and lists the skipped ones in the log
     header's ``skipped_rows``.
     """
-    build_messages("", 0, tools=tools, answer_format=answer_format)  # an unknown format, or one with tools: refused now
+    with task_errors("math_verified"):  # an unknown format, or one with tools: one message now, before any data loads
+        try:
+            build_messages("", 0, tools=tools, answer_format=answer_format)
+        except ValueError as exc:
+            raise DatasetError(str(exc)) from exc
     split = default_split(dataset, path) if split is None else split
     knobs = {}
     if dataset == "arithmetic":
