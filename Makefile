@@ -11,7 +11,12 @@ MODEL := models/smollm2-135m-instruct
 # the CPU model after the tool-format warm start (configs/cpu-smollm2-tools.yaml trains from it; docs/tool-use.md)
 TOOL_MODEL := models/smollm2-135m-instruct-tools
 
-.PHONY: setup demo bench gpu-check test test-slow lint clean
+.PHONY: setup system-deps demo bench gpu-check test test-slow lint clean
+
+# The OS packages the code verifier's sandbox needs (bubblewrap, ...): installed with apt-get as root or through
+# passwordless sudo; otherwise one line saying what to run, before the minutes of set-up below
+system-deps:
+	@bash scripts/install_system_deps.sh
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,10 +37,11 @@ $(STAMP): pyproject.toml
 $(MODEL)/config.json: $(STAMP)
 	$(PY) scripts/prepare_cpu_model.py --out $(MODEL)
 
-$(TOOL_MODEL)/config.json: $(MODEL)/config.json
+# (the warm start runs the python tool in the sandbox)
+$(TOOL_MODEL)/config.json: $(MODEL)/config.json | system-deps
 	$(PY) scripts/prepare_tool_model.py --base $(MODEL) --out $(TOOL_MODEL)
 
-setup: $(STAMP) $(MODEL)/config.json $(TOOL_MODEL)/config.json
+setup: system-deps $(STAMP) $(MODEL)/config.json $(TOOL_MODEL)/config.json
 
 demo: setup  ## the main job: eval, GRPO-train and re-eval the CPU model (200 problems; time: docs/demo.md#time)
 	$(PY) scripts/demo.py

@@ -14,3 +14,7 @@ both use these (torch + transformers + bitsandbytes; no Inspect, nothing of trai
 - ``transformers_seams``, ``bnb_seams``: every private transformers / bitsandbytes name verigrpo relies on, in one
   module per library, each pinned by a test (tests/cpu/test_*_seams.py)
 """
+
+from cpu.bnb_seams import quiet_missing_hub_kernel  # noqa: E402 - bitsandbytes warns on import that an optional Hub kernel is absent
+
+quiet_missing_hub_kernel()

@@ -13,10 +13,18 @@ functions below; tests/cpu/test_bnb_seams.py pins each name and fails first on a
   weight's from (``fix_4bit_weight_quant_state_from_module``); ``set_quant_state`` keeps both the same.
 * ``Linear4bit.forward`` looked up on the instance (torch's ``Module.__call__``): ``replace_forward`` gives one layer
   its own computation and ``restore_forward`` the class's back (``cpu/bnb_cpu.py``'s dequantized layers).
+* the logger of ``bitsandbytes.backends.cpu.ops`` and its import-time warning "Failed to load CPU gemm_4bit_forward
+  from kernels-community: No module named 'kernels'", printed by every process that imports bitsandbytes (peft
+  does, and transformers' Trainer imports peft) on a CPU with AVX512-BF16 when the optional ``kernels`` package is
+  not installed. That Hub kernel serves only the bf16 gemv of repacked layers, which verigrpo switches off
+  (``stop_cpu_repack``) and which falls back to bitsandbytes' own kernel anyway; installing ``kernels`` would fetch
+  it from the Hub. ``quiet_missing_hub_kernel`` drops exactly that record (any other failure of the kernel still
+  prints); the packages that import bitsandbytes call it from their ``__init__``.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 BITSANDBYTES_VERSION = "0.50.2"  # the version every name here was read in
@@ -56,3 +64,24 @@ def restore_forward(layer) -> None:
 def forward_replaced(layer) -> bool:
     """Whether ``replace_forward`` gave ``layer`` a forward of its own."""
     return "forward" in vars(layer)
+
+
+HUB_KERNEL_LOGGER = "bitsandbytes.backends.cpu.ops"  # the module's ``logging.getLogger(__name__)``
+HUB_KERNEL_NOTICE = "Failed to load CPU gemm_4bit_forward from kernels-community"  # its warning's format starts so
+
+
+class _MissingKernelsPackage(logging.Filter):
+    """Drops bitsandbytes' warning that the optional ``kernels`` package is not installed; passes every other record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        cause = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        missing = isinstance(cause, ModuleNotFoundError) and cause.name == "kernels"
+        return not (missing and str(record.msg).startswith(HUB_KERNEL_NOTICE))
+
+
+def quiet_missing_hub_kernel() -> None:
+    """Silence bitsandbytes' import-time "No module named 'kernels'" warning (above) in this process; call it before
+    bitsandbytes is imported (logging's loggers exist before the module that logs to them). Idempotent."""
+    logger = logging.getLogger(HUB_KERNEL_LOGGER)
+    if not any(isinstance(f, _MissingKernelsPackage) for f in logger.filters):
+        logger.addFilter(_MissingKernelsPackage())

@@ -28,3 +28,7 @@ it and by training alike: the ``python`` tool (its Inspect tool, the ``bwrap`` s
 policy's turns) in ``python_tool/``; Inspect's message table (``records/chat.py``) and its non-public names
 (``records/inspect_seams.py``) in ``records/``.
 """
+
+from cpu.bnb_seams import quiet_missing_hub_kernel  # noqa: E402 - bitsandbytes warns on import that an optional Hub kernel is absent
+
+quiet_missing_hub_kernel()

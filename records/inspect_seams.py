@@ -16,6 +16,9 @@ Written against inspect-ai 0.3.285 (pinned in pyproject.toml). What checks each:
 * ``_registry`` / ``registry_key`` (the registry's dict and its keys): ``registry_alias`` makes a second key for one
   registered object, which Inspect's ``FILE@name`` resolution needs (``evals/verify.py``):
   tests/evals/test_scorer_names.py resolves every scorer name through Inspect and runs ``inspect score`` by file path.
+* ``init_hooks`` (``inspect_ai.hooks._startup``: loads the registered hooks once per process and prints a banner,
+  "inspect_ai v0.3.285 / hooks enabled: 1 / verigrpo/exit_status ...", on stdout when any are registered, the first
+  time the process creates a model): ``load_hooks_quietly``; tests/records/test_inspect_seams.py.
 
 * ``PrerequisiteError`` (an exception Inspect's command line prints as its message alone, exit 1, where any other
   raised while tasks are created is a traceback of 140-280 lines): tests/evals/test_task_errors.py runs
@@ -25,6 +28,9 @@ Written against inspect-ai 0.3.285 (pinned in pyproject.toml). What checks each:
 Public Inspect API is used everywhere else (``inspect_ai.util.registry_create`` included).
 """
 
+import contextlib
+import io
+
 from inspect_ai._util import registry as _inspect_registry
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai._util.registry import registry_name
@@ -32,6 +38,7 @@ from inspect_ai.log._headline import _resolve_declared as resolve_declared_headl
 from inspect_ai.log._log import EvalMetricDefinition, EvalScorer
 
 __all__ = [
+    "load_hooks_quietly",
     "EvalMetricDefinition",
     "EvalScorer",
     "PrerequisiteError",
@@ -57,3 +64,16 @@ def registry_alias(kind: str, alias: str, registered: object) -> None:
         raise ValueError(f"Inspect's registry already holds another {kind} named {alias!r}")
     _inspect_registry._registry[key] = registered
     _inspect_registry._registry_version += 1  # Inspect's caches keyed on the registry's contents
+
+
+def load_hooks_quietly() -> str:
+    """Load Inspect's hooks now and return the banner Inspect would print on stdout as it does (empty when there is
+    none, or the hooks were loaded already). A training run calls it before its first step: the held-out evals and the
+    rollout audit create Inspect models, and the banner (which on an ``inspect eval`` command line opens the output)
+    would otherwise be printed inside the progress bar. The hooks themselves stay loaded and run as usual."""
+    from inspect_ai.hooks._startup import init_hooks
+
+    banner = io.StringIO()
+    with contextlib.redirect_stdout(banner):  # rich's print writes to the sys.stdout of the moment
+        init_hooks()
+    return banner.getvalue()

@@ -3,7 +3,8 @@
     python scripts/audit_rollouts.py runs/cpu-smollm2
     python scripts/audit_rollouts.py runs/x --scorer path/to/strict.py@my_scorer --window 5 --fail-above 0.02
 
-Re-scores ``<run>/rollouts/*.eval`` with the current verifier (``verigrpo/math_verifier``) or the
+Re-scores ``<run>/rollouts/*.eval`` with the current verifier (``verigrpo/math_verifier``; a code run's
+``verigrpo/unit_test_scorer``; a domain of your own's ``grade``, which must be registered as for training) or the
 named scorer, and prints per step window how many completions the training reward paid that the
 re-scorer rejects (and the reverse), the first few of each with explanations, and writes
 ``<run>/rollouts-audit.png``.
@@ -37,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scorer",
         default=DEFAULT_SCORER,
-        help="registered name or file.py@factory (default: verigrpo/math_verifier, or verigrpo/unit_test_scorer for code runs)",
+        help="registered name or file.py@factory (default: verigrpo/math_verifier; verigrpo/unit_test_scorer for code runs; a "
+        "registered domain's own grade for its runs)",
     )
     parser.add_argument("--window", type=positive_int, default=10, help="steps per reporting window (>= 1)")
     parser.add_argument("--fail-above", type=float, default=0.0, help="max tolerated paid-but-rejected share")
@@ -59,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         f"re-scored {len(audit.audited)} of {len(logs)} rollout logs with {args.scorer or 'the run verifier'} "
         f"(recorded as {audit.scorer_name}); {len(audit.skipped)} skipped as unreadable"
     )
+    for domain in sorted(audit.self_judged):
+        print(
+            f"note: domain {domain!r} is re-judged by its own grade, the function that paid the reward: this finds "
+            "what changed in it since training, not its leniencies; --scorer FILE.py@factory gives an independent judge"
+        )
     print(f"{'steps':>13s} {'compared':>9s} {'paid':>6s} {'paid but rejected':>18s} {'unpaid but accepted':>20s}")
     total = audit.total
     for w in audit.windows + [total]:

@@ -44,6 +44,7 @@ from problems.domains import domain_of_source
 from train.artifacts.held_out import held_out_task_args
 from train.artifacts.manifest import build_manifest, git_commit, package_versions, write_manifest
 from train.config import parse_config
+from train.config.output_dir import describe, previous_run
 
 # What loads a model library (torch, transformers, Inspect, datasets) is imported where the demo first needs it, each
 # marked `# lazy:`: `python scripts/demo.py --help` takes 0.5 s so, and took 46-60 s with them at the top (load 8-9).
@@ -537,6 +538,11 @@ def main() -> int:
     if args.eval_problems < 1:
         parser.error("--eval-problems must be >= 1")
     out = (args.out or REPO / "runs" / f"demo-{datetime.now():%Y%m%d-%H%M%S}").resolve()
+    if previous_run(out):  # training would refuse it (train/config/output_dir.py) after minutes of evals: say so now
+        parser.error(
+            f"--out {out} already holds a run ({describe(previous_run(out))}): give another --out "
+            "(the default is a new runs/demo-<time>)"
+        )
     out.mkdir(parents=True, exist_ok=True)
     started = datetime.now(timezone.utc)
     start = time.perf_counter()

@@ -17,8 +17,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import cpu  # noqa: E402, F401 - first: its __init__ silences bitsandbytes' import-time warning (cpu/bnb_seams.py)
 from problems.domains import domain_of_source  # noqa: E402
 from python_tool.warm_start import MARKER, WarmStartSettings, warm_start, warm_start_config  # noqa: E402
+from rewards.sandbox import sandbox_problem  # noqa: E402
 from train.config import parse_config  # noqa: E402
 from train.data.rows import load_training_problems  # noqa: E402
 
@@ -44,6 +46,12 @@ def main() -> int:
         return 0
     if not (args.base / "config.json").is_file():
         sys.exit(f"{args.base} is not a checkpoint (no config.json): run `python scripts/prepare_cpu_model.py` first")
+    problem = sandbox_problem()  # the warm start's transcripts run the python tool in the sandbox
+    if problem:
+        sys.exit(
+            f"error: the warm start runs the python tool in a sandbox, which cannot run here: {problem} "
+            "`bash scripts/install_system_deps.sh` installs what it needs (`make setup` runs it)."
+        )
 
     script_args, _, _ = parse_config(["--config", args.config])
     settings = WarmStartSettings(args.examples, args.epochs, args.batch_size, args.learning_rate, args.seed)

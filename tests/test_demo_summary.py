@@ -353,3 +353,25 @@ def test_only_recorded_identical_kernels_make_two_runs_the_same_machine():
     assert not demo.same_kernels(here, other_isa)
     older = {"machine": {key: value for key, value in here["machine"].items() if key != "cpu_flags_sha256"}}
     assert not demo.same_kernels(older, here) and not demo.same_kernels(here, older)
+
+
+def test_the_demo_refuses_an_out_that_holds_a_run_before_any_work(tmp_path, monkeypatch, capsys):
+    """`scripts/demo.py --out DIR` again: training would refuse DIR (a previous run's checkpoints) after the demo's first
+    evals (minutes); the demo says so first, in one line, before it prepares or evaluates anything (issue #52)."""
+    (tmp_path / "checkpoint-2").mkdir()
+    (tmp_path / "checkpoint-2" / "trainer_state.json").write_text("{}")
+    (tmp_path / "run.json").write_text("{}")
+
+    def started(*args, **kwargs):
+        raise AssertionError(f"the demo started work: {args}")
+
+    monkeypatch.setattr(demo.subprocess, "run", started)
+    monkeypatch.setattr(demo, "eval_task_args", started)
+    monkeypatch.setattr(demo.sys, "argv", ["demo.py", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit) as stopped:
+        demo.main()
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"demo.py: error: --out {tmp_path} already holds a run (checkpoint-2, run.json): give another --out (the "
+        "default is a new runs/demo-<time>)"
+    )

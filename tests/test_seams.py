@@ -26,7 +26,10 @@ SEAMS = {  # library: (its seam module, the names only that module may use)
     ),
     "transformers": ("cpu/transformers_seams.py", {"use_gqa_in_sdpa", "sdpa_attention"}),
     "bitsandbytes": ("cpu/bnb_seams.py", {"support_avx512bf16_for_cpu", "packing_format_for_cpu"}),
-    "Inspect": ("records/inspect_seams.py", {"_util", "_registry", "_registry_version", "_headline", "_providers", "_log"}),
+    "Inspect": (
+        "records/inspect_seams.py",
+        {"_util", "_registry", "_registry_version", "_headline", "_providers", "_log", "_startup"},
+    ),
     "TRL": (
         "train/trl_seams.py",
         {"_generate_and_score_completions", "_log_completion_extra", "_load_from_checkpoint", "_init_vllm",

@@ -16,3 +16,7 @@ The folders are the stages of a run, in order:
     trl_seams.py every private TRL name verigrpo relies on, in one module, each pinned by a test
     vllm_seams.py every private vLLM (and vllm-bnb-plugin) name verigrpo relies on, in one module, each pinned by a test
 """
+
+from cpu.bnb_seams import quiet_missing_hub_kernel  # noqa: E402 - bitsandbytes warns on import that an optional Hub kernel is absent
+
+quiet_missing_hub_kernel()

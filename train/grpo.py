@@ -25,6 +25,7 @@ os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 from problems.math_data import DatasetError  # noqa: E402 - after the OpenMP setting
 from train.config import ConfigError, ScriptArguments, parse_config  # noqa: E402
+from train.config.output_dir import check_output_dir, interruption  # noqa: E402
 from train.config.resolved import RunPlan, resolve_run  # noqa: E402
 from train.engines.vllm_server_api import ServerError  # noqa: E402
 from train.guards.on_policy import OffPolicy  # noqa: E402
@@ -59,6 +60,7 @@ def plan_run(script_args: ScriptArguments, training_args, model_args) -> RunPlan
 
 def main(script_args: ScriptArguments, training_args, model_args) -> dict:
     """Train; return output_dir, global_step, log_history, rollout_logs. Raises ConfigError/DatasetError early."""
+    check_output_dir(script_args, training_args)  # another run's checkpoints there: resume or overwrite, never mix
     plan = plan_run(script_args, training_args, model_args)
     from train.run import train  # lazy: torch, transformers, TRL, datasets, Inspect (not for --help)
 
@@ -71,6 +73,8 @@ def _error(exc: Exception, status: int) -> int:
 
 
 def cli(argv: list[str] | None = None) -> int:
+    script = sys.argv[0] if os.path.basename(sys.argv[0]) == "grpo.py" else "train/grpo.py"  # as typed
+    command = ["python", script, *(sys.argv[1:] if argv is None else argv)]  # for the resume command
     try:
         script_args, training_args, model_args = parse_config(argv)  # --help exits here, before any model library
     except (ConfigError, DatasetError) as exc:
@@ -83,6 +87,10 @@ def cli(argv: list[str] | None = None) -> int:
         return _error(exc, 3)
     except (OffPolicy, RewardHacking) as exc:  # a run guard stopped training (train/guards/); checkpoints are complete
         return _error(exc, 4)
+    except KeyboardInterrupt as exc:  # Ctrl-C: the last saved checkpoint and the exact command that resumes from it
+        if getattr(exc, "main_process", True):
+            print(f"error: {interruption(exc, command, training_args.output_dir)}", file=sys.stderr)
+        return 130  # 128 + SIGINT, as a shell reports a program Ctrl-C stopped
     return 0
 
 

@@ -16,6 +16,8 @@ from trl import get_peft_config, get_quantization_config
 
 from cpu.bnb_cpu import keep_training_kernel
 from problems.file_rows import skipped_rows
+from records.inspect_seams import load_hooks_quietly
+from records.rollout_format import train_score_name
 from rewards.math.worker_pool import warm_up
 from train.artifacts.held_out import held_out_eval
 from train.artifacts.manifest import build_manifest, rollout_metadata, write_manifest
@@ -23,6 +25,7 @@ from train.artifacts.manifest_callback import ManifestCallback
 from train.artifacts.rollout_log import RolloutRecorder
 from train.config import ConfigError
 from train.config.exploit_preflight import exploit_preflight
+from train.config.output_dir import RunInterrupted, clear_previous_run, describe
 from train.config.resolved import RunPlan
 from train.data.rows import data_line, load_training_problems, to_dataset
 from train.engines.factory import engine_factory
@@ -70,6 +73,7 @@ def trainer_for(plan: RunPlan):
     )
     exploit_preflight(problems, plan)  # a reward that pays a scripted cheat stops here (exit 2)
     held_out = held_out_eval(plan)  # the held-out problems load here too (None without held-out evals)
+    load_hooks_quietly()  # Inspect's banner, printed at the first eval or audit, would land inside the progress bar
     track_best(held_out, training_args)  # train/guards/run_guards.py
     tools = plan.tool_setup  # the python tool (train/config/tool_checks.py), None without tools
     engine = engine_factory(  # servers that do not answer, or cannot hold the longest prompt + completion, stop it here
@@ -162,6 +166,32 @@ def _artifacts(plan: RunPlan, skipped: tuple = ()):
     return manifest, callbacks, recorder
 
 
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def _script(name: str) -> str:
+    """scripts/<name> as the summary's commands can run it from the working directory (a run started elsewhere)."""
+    here = Path("scripts") / name
+    return str(here) if here.resolve() == REPOSITORY / "scripts" / name else str(REPOSITORY / "scripts" / name)
+
+
+def _auditable(plan: RunPlan) -> bool:
+    """Whether scripts/audit_rollouts.py can re-judge this run's rollout logs: they hold a reward its domain audits
+    (correctness, code_tests) or a ``grade`` domain's own reward (evals/log_stats/rollout_audit.py judged_scores)."""
+    domain = plan.domain
+    judged = set(domain.audited) | ({train_score_name(domain.grade_reward)} if domain.grade is not None else set())
+    return any(train_score_name(name) in judged for name in plan.reward_names)
+
+
+def _close_progress_bar(trainer) -> None:
+    """transformers' progress bar closes on_train_end, which an interrupted run never reaches."""
+    for callback in trainer.callback_handler.callbacks:
+        bar = getattr(callback, "training_bar", None)
+        if bar is not None:
+            bar.close()
+            callback.training_bar = None
+
+
 def train(plan: RunPlan) -> dict:
     """Build the run's trainer and train it; return output_dir, global_step, log_history, rollout_logs."""
     trainer, recorder, _ = trainer_for(plan)
@@ -169,9 +199,18 @@ def train(plan: RunPlan) -> dict:
     output_dir = Path(training_args.output_dir)
     span = RunSpanCallback()
     trainer.add_callback(span)
+    if plan.script_args.overwrite_output_dir and trainer.is_world_process_zero():
+        removed = clear_previous_run(output_dir)  # every check has passed and the model is loaded: start over
+        if removed:
+            print(f"[verigrpo] overwrite_output_dir: removed the previous run's {describe(removed)} from {output_dir}")
+    trainer.accelerator.wait_for_everyone()
     start = time.perf_counter()
     try:
         trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    except KeyboardInterrupt:  # Ctrl-C: train/grpo.py says which checkpoint was saved last and how to resume
+        _close_progress_bar(trainer)  # its last line ends before the message, not inside it
+        step = trainer.state.global_step
+        raise RunInterrupted(str(output_dir), step, training_args.save_steps, trainer.is_world_process_zero()) from None
     except ServerError as exc:  # say where the run stopped: the checkpoints before it are complete
         step = trainer.state.global_step
         raise ServerError(
@@ -191,12 +230,13 @@ def train(plan: RunPlan) -> dict:
         (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
         print(f"[verigrpo] {_summary(history, seconds, span.first_step or 0)}")
         print(f"[verigrpo] checkpoint: {output_dir} (adapter + tokenizer + run.json)")
-        print(f"[verigrpo] curve: python scripts/plot_run.py {output_dir}")
+        print(f"[verigrpo] curve: python {_script('plot_run.py')} {output_dir}")
         if recorder is not None:
             held = len(list((output_dir / "rollouts").glob("*.eval")))  # the run's, not only this process's
+            audit = f"; audit: python {_script('audit_rollouts.py')} {output_dir}" if _auditable(plan) else ""
             print(
                 f"[verigrpo] rollouts: {held} Inspect logs in {output_dir / 'rollouts'} ({len(recorder.written)} new) "
-                f"(inspect view --log-dir {output_dir / 'rollouts'}; audit: python scripts/audit_rollouts.py {output_dir})"
+                f"(inspect view --log-dir {output_dir / 'rollouts'}{audit})"
             )
         for line in best_lines(trainer, plan, output_dir):
             print(f"[verigrpo] {line}")

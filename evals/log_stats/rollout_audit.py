@@ -1,10 +1,12 @@
 """Re-judge training rollouts with a (newer, stricter, or just different) scorer and count disagreements.
 
-The training reward paid some completions (``train_correctness`` = 1, or ``train_code_tests`` > 0).
-If the re-scorer rejects some of them (grade 0), the policy was paid for answers that are not right
-by the re-scorer's standard: a reward hack or a verifier bug. Counted per step window, this is a
-reward-hacking detector. Math and code runs are told apart by the training score the logs hold.
-Used by ``scripts/audit_rollouts.py``.
+The training reward paid some completions (``train_correctness`` = 1, ``train_code_tests`` > 0, or a ``grade``
+domain's ``train_<name>_grade`` > 0). If the re-scorer rejects some of them (grade 0), the policy was paid for answers
+that are not right by the re-scorer's standard: a reward hack or a verifier bug. Counted per step window, this is a
+reward-hacking detector. Runs are told apart by the training score the logs hold (``judged_scores``: the domain
+table's audited scores, and each registered ``grade`` domain's reward, re-judged by default with that domain's own
+``grade`` through ``verigrpo/domain_scorer``: the function that paid, so it finds what changed since training, and
+``--scorer`` gives an independent judge). Used by ``scripts/audit_rollouts.py``.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from inspect_ai.util import registry_create  # the registry lookup `inspect scor
 
 import verigrpo  # noqa: F401 - registers the verigrpo/* scorers load_scorer looks up (0.1 s after this module)
 from evals.log_stats.grade_changes import grade_of
-from problems.domains import audited_scores
-from records.rollout_format import ROLLOUT_MODEL, STEP_KEY
+from problems.domains import DOMAIN_SCORER, DOMAINS, HOW_TO_REGISTER, audited_scores
+from records.rollout_format import ROLLOUT_MODEL, STEP_KEY, train_score_name
 
 DEFAULT_SCORER = None  # chosen from the training score the logs hold
 
@@ -37,18 +39,45 @@ class AuditInputError(ValueError):
     """The audit has nothing it can use (every log unreadable, or a bad window): exit 2, not a verdict."""
 
 
+@dataclass(frozen=True)
+class Judge:
+    """How the audit re-judges one training score by default."""
+
+    scorer: str  # a registered scorer
+    args: dict  # its arguments (a grade domain's scorer: domain=<name>)
+    key: str | None  # the key of its dict value that grades (None: the value is the grade)
+    domain: str | None = None  # a grade domain judged by its own grade (the function that paid the reward)
+
+
+def judged_scores() -> dict[str, Judge]:
+    """Training score in a rollout log -> how the audit re-judges it: the domain table's audited scores, then each
+    registered ``grade`` domain's reward, judged by the domain's own grade."""
+    judges = {score: Judge(spec, {}, key) for score, (spec, key) in audited_scores().items()}
+    for domain in DOMAINS.values():
+        if domain.grade is not None:
+            score = train_score_name(domain.grade_reward)
+            judges.setdefault(score, Judge(DOMAIN_SCORER, {"domain": domain.name}, None, domain.name))
+    return judges
+
+
 def training_score(log: EvalLog) -> str:
-    """Which audited reward a rollout log holds."""
+    """Which audited reward a rollout log holds; AuditInputError (one line) when it holds none the audit knows."""
     names = {name for sample in log.samples or [] for name in sample.scores or {}}
-    audited = audited_scores()  # training score -> (default re-scorer, grade key), from problems/domains.py
-    found = [name for name in audited if name in names]
-    if len(found) != 1:
-        raise ValueError(f"rollout log {log.location} holds {sorted(names)}: expected one of {sorted(audited)}")
-    return found[0]
+    judges = judged_scores()
+    found = [name for name in judges if name in names]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise AuditInputError(f"rollout log {log.location} holds {len(found)} audited rewards {found}: audit one run")
+    raise AuditInputError(
+        f"rollout log {log.location} holds the scores {sorted(names)}, none a reward the audit can re-judge (it knows "
+        f"{sorted(judges)}): a run on a domain of your own is audited when that domain is registered here, as it was "
+        f"for training ({HOW_TO_REGISTER})"
+    )
 
 
-def load_scorer(spec: str) -> Scorer:
-    """``verigrpo/math_verifier`` (a registered name) or ``path/to/file.py@factory``."""
+def load_scorer(spec: str, args: dict | None = None) -> Scorer:
+    """``verigrpo/math_verifier`` (a registered name, with ``args``) or ``path/to/file.py@factory``."""
     if "@" in spec:
         path, name = spec.rsplit("@", 1)
         module_spec = importlib.util.spec_from_file_location(Path(path).stem, path)
@@ -57,7 +86,7 @@ def load_scorer(spec: str) -> Scorer:
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
         return getattr(module, name)()
-    return registry_create("scorer", spec)
+    return registry_create("scorer", spec, **(args or {}))
 
 
 @dataclass
@@ -98,6 +127,7 @@ class Audit:
     unpaid_accepted: list[Example] = field(default_factory=list)
     scorer_name: str = ""
     audited: list[str] = field(default_factory=list)  # the logs re-scored
+    self_judged: set[str] = field(default_factory=set)  # grade domains re-judged by their own grade (no --scorer)
     skipped: list[Skipped] = field(default_factory=list)  # unreadable logs (torn by a crash), not audited
 
     @property
@@ -146,8 +176,15 @@ def audit_logs(paths: list[Path], scorer_spec: str | None = DEFAULT_SCORER, wind
             continue
         audit.audited.append(str(path))
         train_score = training_score(original)
-        default_spec, grade_key = audited_scores()[train_score]
-        log, name = rescore(original, load_scorer(scorer_spec or default_spec))
+        judge = judged_scores()[train_score]
+        grade_key = judge.key
+        if scorer_spec:
+            scorer = load_scorer(scorer_spec)
+        else:
+            scorer = load_scorer(judge.scorer, judge.args)
+            if judge.domain:
+                audit.self_judged.add(judge.domain)
+        log, name = rescore(original, scorer)
         audit.scorer_name = name
         for sample in log.samples or []:
             paid = grade_of(sample.scores[train_score])

@@ -2,11 +2,15 @@
 what the seam says, on a real 4-bit layer. On a bitsandbytes upgrade these fail first (docs/testing.md)."""
 
 import inspect
+import logging
+import subprocess
+import sys
 
 import pytest
 import torch
 
 from cpu import bnb_seams
+from tests.helpers import REPO
 
 bnb = pytest.importorskip("bitsandbytes")
 from bitsandbytes import functional  # noqa: E402
@@ -74,3 +78,49 @@ def test_a_replaced_forward_is_called_until_restored():
     bnb_seams.restore_forward(four_bit)
     assert not bnb_seams.forward_replaced(four_bit)
     assert torch.equal(four_bit(x), own)
+
+
+# ---- the import-time "No module named 'kernels'" warning (issue #52: it failed the suite on AVX512-BF16 machines) ----
+
+
+def test_the_hub_kernel_warning_is_where_the_seam_filters_it():
+    """bitsandbytes' CPU ops module logs through the logger the filter sits on, with the message it matches, and only
+    when the optional ``kernels`` import fails: moved, the filter would silence nothing."""
+    from bitsandbytes.backends.cpu import ops
+
+    source = inspect.getsource(ops)
+    assert ops.logger.name == bnb_seams.HUB_KERNEL_LOGGER, moved("the CPU ops module's logger", "HUB_KERNEL_LOGGER")
+    assert f'"{bnb_seams.HUB_KERNEL_NOTICE}: %s.' in source, moved("the kernels-community warning", "HUB_KERNEL_NOTICE")
+    assert "from kernels import get_kernel" in source, moved(
+        "the optional `kernels` import", "quiet_missing_hub_kernel"
+    )
+
+
+def record(message: str, cause: BaseException) -> logging.LogRecord:
+    return logging.LogRecord(bnb_seams.HUB_KERNEL_LOGGER, logging.WARNING, "ops.py", 253, message, (cause,), None)
+
+
+def test_the_filter_drops_only_the_missing_kernels_package():
+    bnb_seams.quiet_missing_hub_kernel()
+    bnb_seams.quiet_missing_hub_kernel()  # idempotent: one filter
+    logger = logging.getLogger(bnb_seams.HUB_KERNEL_LOGGER)
+    (quiet,) = [f for f in logger.filters if type(f).__name__ == "_MissingKernelsPackage"]
+    notice = bnb_seams.HUB_KERNEL_NOTICE + ": %s. Please make sure you already `pip install kernels`"
+    assert not quiet.filter(record(notice, ModuleNotFoundError("No module named 'kernels'", name="kernels")))
+    # the package is there but the kernel failed (no Hub, a version mismatch): that still prints
+    assert quiet.filter(record(notice, RuntimeError("cannot reach the Hub")))
+    assert quiet.filter(
+        record(notice, ModuleNotFoundError("No module named 'huggingface_hub'", name="huggingface_hub"))
+    )
+    assert quiet.filter(record("another warning: %s", ModuleNotFoundError("x", name="kernels")))
+
+
+def test_a_project_process_that_imports_bitsandbytes_prints_nothing():
+    """The inspect plugin (``evals``: every ``inspect`` command) imports bitsandbytes through peft when a checkpoint
+    loads; stderr stays empty. On an AVX512-BF16 CPU this printed the kernels-community warning (so did train/grpo.py:
+    tests/train/config/test_bad_values.py's stderr started with it); on an AVX2 one bitsandbytes never tries that
+    kernel."""
+    result = subprocess.run(
+        [sys.executable, "-c", "import evals; import peft"], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr

@@ -8,6 +8,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from evals.log_stats.rollout_audit import audit_logs
+from problems.domains import DOMAINS, Domain
 from scripts import audit_rollouts  # scripts/ is a namespace package from the repository root
 from tests.helpers import REPO
 from tests.helpers.rollouts import COMPLETIONS, FORMAT, PAID, G, batch, rescore_with_cli, tear
@@ -206,3 +207,60 @@ def test_a_rollout_log_rescores_as_training_graded_it_format_and_question_includ
     audit = audit_logs([path])
     total = audit.total
     assert (total.compared, total.paid, total.paid_rejected, total.unpaid_accepted) == (8, 3, 0, 0)
+
+
+# ---- a run on a domain of your own (a ``grade`` row): its logs hold train_<name>_grade (issue #52) ----------------
+
+
+def grade_last_word(completion: str, target: str) -> float:
+    """The grade as it is now: the completion's last word is the target."""
+    words = completion.lower().replace(".", " ").split()
+    return float(bool(words) and words[-1] == target)
+
+
+WORD = Domain(
+    name="lastword",
+    sources=("lastword_toy",),
+    problem_type=dict,
+    load=lambda source, **_: [],
+    training_row=lambda problem, shots: problem,
+    grade=grade_last_word,
+)
+# what training paid: an older, lenient grade that paid "even" anywhere in the text (2 of its 4 paid are wrong now)
+WORD_COMPLETIONS = ["even", "it is even", "even or odd", "odd", "not even close, odd", "Even.", "odd", "no"]
+WORD_PAID = [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0]
+
+
+@pytest.fixture
+def domain_run(tmp_path):
+    recorder = RolloutRecorder(tmp_path / "rollouts", every_steps=1, num_generations=G, metadata={})
+    recorder.add(batch(1, WORD_COMPLETIONS, {"lastword_grade": WORD_PAID}, answer="even"))
+    recorder.flush()
+    return tmp_path
+
+
+def test_a_custom_domain_run_is_audited_by_its_grade(domain_run, capsys, monkeypatch):
+    """The run summary's `python scripts/audit_rollouts.py RUN` on a custom domain's run (was a traceback: "expected one
+    of ['train_code_tests', 'train_correctness']"): its registered grade re-judges what training paid."""
+    monkeypatch.setitem(DOMAINS, WORD.name, WORD)
+    code, out, err = audit(capsys, domain_run)
+    assert code == 1, err[-2000:]  # the gate: paid completions the grade rejects now
+    assert "recorded as domain_scorer" in out and "note: domain 'lastword' is re-judged by its own grade" in out
+    assert "FAIL: 40.00% of paid completions are rejected" in out  # "even or odd", "not even close, odd"
+    (all_row,) = [line for line in out.splitlines() if line.split()[:1] == ["all"]]
+    assert all_row.split()[1:5] == ["8", "5", "2", "(40.0%)"]
+
+
+def test_a_custom_domain_run_takes_an_independent_scorer(domain_run, capsys, monkeypatch):
+    monkeypatch.setitem(DOMAINS, WORD.name, WORD)
+    spec = f"{REPO / 'tests' / 'helpers' / 'no_boxed_scorer.py'}@no_boxed_verifier"
+    code, out, err = audit(capsys, domain_run, "--scorer", spec)
+    assert code in (0, 1), err[-2000:]
+    assert "re-judged by its own grade" not in out and "recorded as no_boxed_verifier" in out
+
+
+def test_an_unregistered_domain_run_is_one_line_exit_2(domain_run, capsys):
+    code, out, err = audit(capsys, domain_run)
+    assert code == 2 and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert "holds the scores ['train_lastword_grade']" in line and "VERIGRPO_DOMAINS" in line

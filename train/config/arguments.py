@@ -175,6 +175,13 @@ class ScriptArguments:
             "anyway (train/config/exploit_preflight.py)"
         },
     )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={
+            "help": "start over in an output_dir that holds a previous run: its checkpoints, logs and saved files are "
+            "removed before the first step (without it such a directory is refused; train/config/output_dir.py)"
+        },
+    )
     # ---- tool use (docs/tool-use.md; checked in train/config/tool_checks.py) ----
     tools: list[str] = field(
         default_factory=list,

@@ -33,7 +33,7 @@ COMMON_TRL_KEYS = {
     "eval_strategy": "steps: held-out evals of the policy every eval_steps (docs/training.md); no: none",
     "eval_steps": "steps between held-out evals (with eval_strategy: steps)",
     "seed": "seed for sampling, dropout and data order",
-    "resume_from_checkpoint": "continue <output_dir>/checkpoint-N exactly: same data order, optimizer state and RNG",
+    "resume_from_checkpoint": "continue <output_dir>/checkpoint-N exactly (true: the latest in output_dir)",
     "use_vllm": "generate rollouts with vLLM",
 }
 

@@ -34,7 +34,8 @@ from train.config.cli_help import print_help, project_help
 from train.config.cpu_dtype import resolve_cpu_dtype
 from train.config.distributed_checks import check_launcher
 from train.config.machine_checks import gpu_recipe_refusal
-from train.config.recipe_base import resolved_copy
+from train.config.output_dir import resolve_resume
+from train.config.recipe_base import resolve_recipe, resolved_copy
 
 
 def _config_path(argv: list[str]) -> str | None:
@@ -59,6 +60,8 @@ def parse_config(argv: list[str] | None = None):
             f"--config: {config} does not exist (resolved: {Path(config).resolve()}). "
             "The bundled configs are in configs/ (the CPU default: configs/cpu-smollm2.yaml)."
         )
+    if config is not None:
+        resolve_recipe(config)  # a file that is not YAML (a tab), or a bad base: chain, in one line before TRL loads
     if "-h" in argv or "--help" in argv:
         print_help(project_help(config))
     check_launcher()  # before TrainingArguments, which fails with a traceback when DeepSpeed is chosen but absent
@@ -76,10 +79,34 @@ def parse_config(argv: list[str] | None = None):
     except ValueError as exc:
         raise ConfigError(explain(str(exc))) from None
     script_args, training_args, model_args = parsed[:3]
+    resolve_resume(training_args)  # resume_from_checkpoint: true/latest -> output_dir's latest checkpoint
+    bundled_inputs_from_the_repository(config, argv, script_args, model_args)
     # dtype: auto on CPU becomes what this CPU computes natively, before any check or loader reads it; the reason is
     # kept for the start-up line (train/grpo.py prints it)
     model_args.cpu_dtype_line = resolve_cpu_dtype(model_args, training_args)
     return parsed
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+BUNDLED_CONFIGS = REPOSITORY / "configs"
+INPUT_PATH_KEYS = ("model_name_or_path", "dataset_path", "eval_dataset_path")  # what a run reads (not output_dir)
+
+
+def bundled_inputs_from_the_repository(config: str | None, argv: list[str], *parsed) -> None:
+    """A bundled config (in this checkout's configs/) names what it reads from the repository root
+    (``model_name_or_path: models/smollm2-135m-instruct``): when the working directory is elsewhere and the path is not
+    there, it is read from the repository, as the config means it. A path given on the command line, or in a config of
+    your own, stays relative to the working directory; output_dir always is (runs/ where you run)."""
+    if config is None or BUNDLED_CONFIGS not in Path(config).resolve().parents:
+        return
+    for holder in parsed:
+        for key in INPUT_PATH_KEYS:
+            value = getattr(holder, key, None)
+            on_command_line = any(a == f"--{key}" or a.startswith(f"--{key}=") for a in argv)
+            if not isinstance(value, str) or not value or on_command_line or Path(value).is_absolute():
+                continue
+            if not Path(value).exists() and (REPOSITORY / value).exists():
+                setattr(holder, key, str(REPOSITORY / value))
 
 
 UNBOUNDED_STEPS = (

@@ -46,12 +46,32 @@ def _resolve(path: Path, chain: tuple[Path, ...]) -> dict:
 
 
 def _mapping(path: Path) -> dict:
-    values = yaml.safe_load(path.read_text())
+    try:
+        values = yaml.safe_load(path.read_text())
+    except yaml.MarkedYAMLError as exc:
+        raise ConfigError(yaml_error(path, exc)) from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not a YAML text file ({exc}). A config is `key: value` lines.") from None
     if values is None:
         return {}
     if not isinstance(values, dict):
         raise ConfigError(f"{path}: a config must be a YAML mapping of keys to values")
     return values
+
+
+def yaml_error(path: Path, exc: yaml.MarkedYAMLError) -> str:
+    """PyYAML's error (a traceback of the scanner's frames, the file called "<unicode string>") as one line: the file,
+    line and column (1-based, as editors count), what is wrong and what to do."""
+    mark = exc.problem_mark or exc.context_mark
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+    problem = exc.problem or exc.context or "not valid YAML"
+    if "'\\t'" in problem:  # PyYAML names the character '\t'
+        return f"{where}: a tab character, which YAML does not allow here. Replace the tab with spaces."
+    context = ""
+    if exc.context and exc.problem:  # e.g. an unclosed [ : where it opened
+        at = exc.context_mark
+        context = f" ({exc.context}" + (f" at line {at.line + 1}, column {at.column + 1})" if at else ")")
+    return f"{where}: not valid YAML: {problem}{context}. A config is `key: value` lines; fix that line."
 
 
 def resolved_copy(path: str | Path, directory: str | Path) -> str:

@@ -237,7 +237,11 @@ def check_model_and_resume(training_args, model_args) -> None:
             )
         else:
             how = "For the CPU default run `python scripts/prepare_cpu_model.py` (or `make setup`) first."
-        raise ConfigError(f"model_name_or_path: {path} is not a checkpoint directory (no config.json). {how}")
+        where = "" if Path(path).is_absolute() else f", resolved from the working directory: {Path(path).resolve()}"
+        repository = Path(__file__).resolve().parents[2]
+        if not Path(path).is_absolute() and (repository / path / "config.json").is_file():  # the cause: the directory
+            how = f"It is in the repository: give --model_name_or_path {repository / path}, or run from {repository}."
+        raise ConfigError(f"model_name_or_path: {path} is not a checkpoint directory (no config.json{where}). {how}")
 
 
 def check_servers(script_args: ScriptArguments, training_args, model_args) -> None:

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from rewards import SandboxLimits, grade_code_sync
+from rewards.sandbox.own_time import STARVED_FACTOR
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 
@@ -224,9 +225,11 @@ RESOURCE_HACKS = {
 
 @pytest.mark.parametrize("hack", RESOURCE_HACKS.values(), ids=RESOURCE_HACKS.keys())
 def test_resource_attacks_in_the_solution_are_stopped_in_time(hack):
+    # The limit is counted in the sandbox's own time (rewards/sandbox/own_time.py): on a loaded host the wall clock
+    # may run past wall_s, never past its hard stop. wall_s + 3 failed at load ~11 (6.1 s), a load artefact.
     started = time.monotonic()
     verdict = grade_code_sync(f"```python\n{hack}```", MBPP, SHORT)
-    assert time.monotonic() - started < SHORT.wall_s + 3.0
+    assert time.monotonic() - started < STARVED_FACTOR * SHORT.wall_s + 3.0
     assert verdict.passed <= WRONG_EARNS and not verdict.correct
 
 
