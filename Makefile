@@ -65,7 +65,7 @@ TEST_WORKERS ?= 2
 
 test: setup  ## the default test run (excludes slow tests)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" --durations 20 \
-		rewards problems records cpu python_tool evals train tests
+		rewards problems records cpu python_tool inspect_tasks evals train tests
 
 test-slow: setup
 	$(PY) -m pytest -m "slow" tests

@@ -76,6 +76,9 @@ class Domain:
     worked_examples: bool = False  # whether num_shots > 0 means anything for its prompt
     # the Inspect task its problems are evaluated with, as `inspect eval` names it (None: no eval task)
     eval_task: str | None = None
+    # (held_out's arguments) -> the Inspect Task the held-out eval runs; None: the @task function eval_task names,
+    # imported (a row made at run time from an Inspect task builds its own: inspect_tasks/domain.py)
+    eval_task_factory: Callable[..., object] | None = None
     # (config, problems, max_tokens) -> eval_task's arguments for the problems that config does not train
     # on; DatasetError when there are none. ``config``: the training config's ScriptArguments (or alike).
     held_out: Callable[[object, int | None, int], dict] | None = None
@@ -247,6 +250,27 @@ class RegisteredDomains(dict):
 
 
 DOMAINS: dict[str, Domain] = RegisteredDomains()
+
+
+_RUN_ROWS: set[str] = set()  # the names of the rows add_run_row made
+
+
+def add_run_row(domain: Domain) -> None:
+    """Add a row made at run time (an Inspect task a run trains on: inspect_tasks/domain.py) to this process's table,
+    after the registered ones; it replaces an earlier run-time row of the same name, never a built-in one."""
+    DOMAINS.load_registered()
+    known = dict.get(DOMAINS, domain.name)
+    if known is not None and known.name in BUILTIN:
+        raise DomainRegistrationError(f"a run-time row cannot replace the built-in domain {domain.name!r}")
+    dict.__setitem__(DOMAINS, domain.name, domain)
+    _RUN_ROWS.add(domain.name)
+
+
+def drop_run_rows() -> None:
+    """Remove the rows made at run time, for a process that goes on after its run (a test session, a notebook)."""
+    for name in _RUN_ROWS:
+        dict.pop(DOMAINS, name, None)
+    _RUN_ROWS.clear()
 
 
 def all_sources() -> tuple[str, ...]:

@@ -41,6 +41,12 @@ def main(argv: list[str] | None = None) -> int:
         help="registered name or file.py@factory (default: verigrpo/math_verifier; verigrpo/unit_test_scorer for code runs; a "
         "registered domain's own grade for its runs)",
     )
+    parser.add_argument(
+        "--train-score",
+        default=None,
+        help="the training score to audit where no domain names it: an Inspect task's reward (train_includes), judged "
+        "by --scorer (as the alarm's inspect_audit_scorer judged it)",
+    )
     parser.add_argument("--window", type=positive_int, default=10, help="steps per reporting window (>= 1)")
     parser.add_argument("--fail-above", type=float, default=0.0, help="max tolerated paid-but-rejected share")
     parser.add_argument("--show", type=int, default=3, help="examples to print of each kind")
@@ -51,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no rollout logs in {args.run_dir / 'rollouts'} (was log_rollouts off?)", file=sys.stderr)
         return 2
     try:
-        audit = audit_logs(logs, args.scorer, args.window)
+        audit = audit_logs(logs, args.scorer, args.window, train_score=args.train_score)
     except AuditInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from problems.domains import drop_run_rows
 from tests.helpers import MODEL, REPO
 from tests.helpers.sandbox import become_subreaper, sandbox_processes
 
@@ -41,6 +42,14 @@ def share_the_cores_between_workers() -> None:
 
 
 share_the_cores_between_workers()
+
+
+@pytest.fixture(autouse=True)
+def no_run_time_domain_rows():
+    """A run on an Inspect task adds its row to the domain table for the rest of its process
+    (problems.domains.add_run_row); each test starts from the registered rows alone."""
+    yield
+    drop_run_rows()
 
 
 @pytest.fixture

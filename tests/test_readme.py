@@ -316,6 +316,10 @@ def test_inspect_eval_commands_name_real_tasks_and_parameters():
         argv = command.argv
         if argv[:2] != ["inspect", "eval"] or len(argv) < 3 or "@" not in argv[2]:
             continue
+        if not (REPO / argv[2].split("@")[0]).is_file():
+            # a user's task file (outside the checkout, FILE.py@NAME): docs/inspect-tasks.md's own test runs its
+            # commands; a path into this repository that does not exist fails test_every_path_a_command_names_exists
+            continue
         parameters = inspect.signature(_task(argv[2])).parameters
         for i, word in enumerate(argv):
             if word == "-T":

@@ -150,6 +150,8 @@ def _artifacts(plan: RunPlan, skipped: tuple = ()):
     ``skipped``: the data rows ``skip_bad_rows`` left out, listed in run.json."""
     script_args, training_args, model_args = plan.script_args, plan.training_args, plan.model_args
     manifest = build_manifest(script_args, training_args, model_args)  # records the think setting
+    if plan.inspect_task is not None:  # the task, its scorers and the split by sample id (train/config/inspect_task.py)
+        manifest["inspect_task"] = plan.inspect_task.record
     if script_args.skip_bad_rows:
         manifest["skipped_rows"] = [str(row) for row in skipped]
     metadata = rollout_metadata(manifest) if script_args.log_rollouts else None  # what each rollout log says of the run

@@ -35,6 +35,7 @@ from inspect_ai.util import sandboxenv
 from evals.code_scoring import CODE_METRICS, code_scorer
 from evals.log_stats.group_metrics import group_mean_metric, pass_at_group_metric
 from evals.math_scoring import MATH_METRICS, math_scorer
+from inspect_tasks.rescore import task_score
 from python_tool.inspect_sandbox import BwrapSandboxEnvironment
 from records.inspect_seams import registry_name
 
@@ -80,6 +81,14 @@ def domain_scorer(domain: str) -> Scorer:
     from evals.domain_task import domain_score
 
     return domain_score(domain)
+
+
+@scorer(metrics=[mean(), stderr()], name=_name("task_scorer"))
+def task_scorer(task: str, scorer: str | None = None, task_args: str | None = None, **options) -> Scorer:
+    """An Inspect task's own scorer on a logged completion after its solver chain ran again on it, as training
+    rewarded it (``inspect_tasks/rescore.py``): ``-S task=FILE.py@NAME`` (``-S scorer=NAME`` of several,
+    ``-S task_args=k=v,k2=v2``)."""
+    return task_score(task, scorer, task_args, **options)
 
 
 @metric(name=_name("group_mean"), scores="unreduced")

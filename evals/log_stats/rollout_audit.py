@@ -60,9 +60,14 @@ def judged_scores() -> dict[str, Judge]:
     return judges
 
 
-def training_score(log: EvalLog) -> str:
-    """Which audited reward a rollout log holds; AuditInputError (one line) when it holds none the audit knows."""
+def training_score(log: EvalLog, name: str | None = None) -> str:
+    """Which audited reward a rollout log holds (``name``: the one to audit, e.g. an Inspect task's
+    ``train_includes``, when no domain names it); AuditInputError (one line) when it holds none the audit knows."""
     names = {name for sample in log.samples or [] for name in sample.scores or {}}
+    if name is not None:
+        if name not in names:
+            raise AuditInputError(f"rollout log {log.location} holds {sorted(names)}: no {name!r} to audit")
+        return name
     judges = judged_scores()
     found = [name for name in judges if name in names]
     if len(found) == 1:
@@ -154,10 +159,24 @@ def rescore(log: EvalLog, scorer: Scorer) -> tuple[EvalLog, str]:
     return scored, added[0]
 
 
-def audit_logs(paths: list[Path], scorer_spec: str | None = DEFAULT_SCORER, window: int = 10) -> Audit:
+def grade_key_of(scorer_spec: str) -> str:
+    """The key of a dict-valued re-scorer's value that grades: the domain table's for its own scorers
+    (``verigrpo/math_verifier``: ``correct``), else ``correct``."""
+    known = {scorer: key for scorer, key in audited_scores().values()}
+    return known.get(scorer_spec, "correct")
+
+
+def audit_logs(
+    paths: list[Path],
+    scorer_spec: str | None = DEFAULT_SCORER,
+    window: int = 10,
+    train_score: str | None = None,
+) -> Audit:
     """Re-score every rollout log and count, per ``window`` steps, where training and re-scorer disagree.
 
     ``scorer_spec`` None: the verifier that matches the run (math_verifier or unit_test_scorer).
+    ``train_score``: the training score to audit when the domain table does not name it (an Inspect task's reward,
+    ``train_<reward>``); ``scorer_spec`` is then required: the independent judge (``verigrpo/math_verifier``).
     A log that cannot be read (torn by a crash during a write) is skipped and listed in
     ``Audit.skipped`` for the caller to report, so one bad file neither hides the others nor passes
     as audited.
@@ -165,6 +184,8 @@ def audit_logs(paths: list[Path], scorer_spec: str | None = DEFAULT_SCORER, wind
     """
     if window < 1:
         raise AuditInputError(f"window must be >= 1 step, got {window}")
+    if train_score is not None and scorer_spec is None:
+        raise AuditInputError(f"auditing {train_score!r} needs a scorer to judge it (e.g. verigrpo/math_verifier)")
     audit = Audit()
     windows: dict[int, Window] = {}
     for path in sorted(paths):
@@ -175,19 +196,23 @@ def audit_logs(paths: list[Path], scorer_spec: str | None = DEFAULT_SCORER, wind
             audit.skipped.append(Skipped(str(path), reason))
             continue
         audit.audited.append(str(path))
-        train_score = training_score(original)
-        judge = judged_scores()[train_score]
-        grade_key = judge.key
-        if scorer_spec:
+        paid_score = training_score(original, train_score)
+        if train_score is None:
+            judge = judged_scores()[paid_score]
+            grade_key = judge.key
+            if scorer_spec:
+                scorer = load_scorer(scorer_spec)
+            else:
+                scorer = load_scorer(judge.scorer, judge.args)
+                if judge.domain:
+                    audit.self_judged.add(judge.domain)
+        else:  # an Inspect task's reward: judged by the scorer named (required above)
+            grade_key = grade_key_of(scorer_spec)
             scorer = load_scorer(scorer_spec)
-        else:
-            scorer = load_scorer(judge.scorer, judge.args)
-            if judge.domain:
-                audit.self_judged.add(judge.domain)
         log, name = rescore(original, scorer)
         audit.scorer_name = name
         for sample in log.samples or []:
-            paid = grade_of(sample.scores[train_score])
+            paid = grade_of(sample.scores[paid_score])
             new_score = sample.scores[name]
             accepted = grade_of(new_score, grade_key)
             if paid is None or accepted is None:
@@ -220,6 +245,12 @@ def audit_logs(paths: list[Path], scorer_spec: str | None = DEFAULT_SCORER, wind
             + "; ".join(f"{s.path} ({s.reason})" for s in audit.skipped[:3])
         )
     return audit
+
+
+def paid_rejected_grows(counts: list[int]) -> bool:
+    """The audit alarm (train/guards/reward_hacking.py; scripts/plot_includes_hack.py replays it from the logs): the
+    latest audit found paid-but-rejected completions, more than the audit before it."""
+    return bool(counts) and counts[-1] > 0 and (len(counts) == 1 or counts[-1] > counts[-2])
 
 
 def figure(audit: Audit):

@@ -10,6 +10,8 @@ rewards (``math_rewards``). Import the submodules; the public names are re-expor
 - ``structure``: normalization and top-level shape (tuples, intervals, sets, equations, units), one reader per shape
 - ``answer_tree``: the parsed answer's node types (values, lists, tuples, interval sets, equations)
 - ``intervals``: interval sets from intervals, inequalities, set-builder forms, unions and intersections
+- ``spellings``: one value's spellings the grammar cannot read (``7^\\text{th}``, ``3\\text{ p.m.}``, ``\\\\[4pt]``,
+  ``\\frac{{1}}{{3}}``, a braced array system), rewritten exactly to the form it reads
 - ``escapes``: doubled backslashes (JSON escaped once too often): read as LaTeX only when unambiguous
 - ``exact_numbers``: plain numbers as exact fractions, with size bounds (the fast path)
 - ``written_values``: which exact answers may round to a decimal reference (a written value, never a computation)

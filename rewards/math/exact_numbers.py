@@ -1,7 +1,7 @@
 r"""Exact parsing of plain numbers: the fast path that never touches sympy.
 
 Handles what GSM8K-style answers are made of: integers, valid thousands separators, decimals,
-scientific notation, ``a/b`` and ``\frac{a}{b}``, mixed numbers. Everything is a
+scientific notation, ``a/b`` and ``\frac{a}{b}``, mixed numbers, repeating decimals. Everything is a
 ``fractions.Fraction``, so ``0.1 + 0.2`` problems and float tolerance never arise. Written by
 hand because it must be exact, bounded and ~100x faster than a grammar parser.
 """
@@ -32,7 +32,8 @@ _MIXED = re.compile(
 )
 
 
-_REPEATING = re.compile(r"^(?P<sign>[-+]?)(?P<whole>\d*)\.(?P<fixed>\d*)\\overline\s*\{\s*(?P<cycle>\d+)\s*\}$")
+# 0.1\overline{6} and 0.1\bar{6}: the marked digits repeat (both marks are in use for a repetend)
+_REPEATING = re.compile(r"^(?P<sign>[-+]?)(?P<whole>\d*)\.(?P<fixed>\d*)\\(?:overline|bar)\s*\{\s*(?P<cycle>\d+)\s*\}$")
 
 
 _NUMERIC_CHARS = re.compile(r"[-+\d,.\s eE/]*")  # what a long numeric literal could be made of

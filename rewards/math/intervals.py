@@ -30,7 +30,11 @@ _REALS = re.compile(r"^(?:\\mathbb\s*\{?\s*R\s*\}?|\\R|\\Bbb\s*\{?\s*R\s*\}?|\\r
 _BUILDER = re.compile(
     r"^\\\{\s*(?P<name>[A-Za-z])\s*(?:\\in\s*(?P<domain>[^|:]+?))?\s*(?:\\mid|\||:)(?P<condition>.+)\\\}$"
 )
-_ABS_NAME = re.compile(r"^\|\s*(?P<name>(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?)\s*\|$")
+_ABS_NAME = re.compile(  # |x|, \lvert x \rvert, and abs(x) in plain syntax
+    r"^(?:\|\s*(?P<name>(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?)\s*\|"
+    r"|\\(?P<bar>l?vert)\s*(?P<barred>(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?)\s*\\(?:rvert|vert)"
+    r"|abs\s*\(\s*(?P<plain>[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?)\s*\))$"
+)
 # Commands that are a free symbol to the parser (Greek letters other than pi). Anything else (``\pi``, ``\infty``,
 # ``\sin(x)``) or the letter ``e`` (Euler's number to the parser) is a constant or an operation: ``\pi < 4`` is a
 # true statement, not the ray ``(-\infty, 4)``.
@@ -39,6 +43,7 @@ _GREEK = frozenset(
     " upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Sigma Phi Psi Omega".split()
 )
 INFINITY, MINUS_INFINITY = r"\infty", r"-\infty"
+_INFINITE = re.compile(r"([-+]?)\s*(?:\\infty|infinity|oo)")
 
 
 def is_variable(name: str) -> bool:
@@ -56,9 +61,15 @@ def is_variable(name: str) -> bool:
     return name != "e"
 
 
-def _is_abs_variable(text: str) -> bool:
+def _abs_variable(text: str) -> str | None:
+    """The variable inside ``|x|``, ``\\lvert x \\rvert`` or ``abs(x)``, or None when ``text`` is not one."""
     m = _ABS_NAME.match(text)
-    return bool(m) and is_variable(m.group("name"))
+    name = m and (m.group("name") or m.group("barred") or m.group("plain"))
+    return name if name and is_variable(name) else None
+
+
+def _is_abs_variable(text: str) -> bool:
+    return _abs_variable(text) is not None
 
 
 def name_key(name: str) -> str:
@@ -132,17 +143,17 @@ def abs_inequality_set(text: str) -> Collection | None:
     Plain-number bounds only (``rewards.math.exact_numbers``), so the sign of each bound is known exactly.
     """
     parts = [p.strip() for p in _INEQUALITY.split(text)]
-    if len(parts) == 3:  # |x| < b, |x| >= a, b > |x|
+    if len(parts) == 3:  # |x| < b, |x| >= a, b > |x|, abs(x) < b
         left, relation, right = parts
         less = relation in ("<", r"\le", r"\leq")
         if _is_abs_variable(right):
             left, right, less = right, left, not less
         if not _is_abs_variable(left):
             return None
-        closed = relation.startswith(("\\le", "\\ge"))
-        parts = ["0", r"\le", left, relation, right] if less else [right, relation, left, "<", INFINITY]
-        if not less:
-            parts[1] = r"\le" if closed else "<"
+        strict = "<" if not relation.startswith(("\\le", "\\ge")) else r"\le"  # b > |x| is |x| < b
+        parts = ["0", r"\le", left, strict, right] if less else [right, strict, left, "<", INFINITY]
+    elif len(parts) == 5 and all(r in (">", r"\ge", r"\geq") for r in parts[1::2]):  # 2 > |x| > 1
+        parts = [parts[4], "<" if parts[3] == ">" else r"\le", parts[2], "<" if parts[1] == ">" else r"\le", parts[0]]
     if len(parts) != 5 or not _is_abs_variable(parts[2]):
         return None
     return _abs_bounds(*parts)
@@ -159,14 +170,15 @@ def _abs_bounds(low_text: str, rel_low: str, name: str, rel_high: str, high_text
     if low is None or low.value < 0 or (high_text != INFINITY and (high is None or high.value <= low.value)):
         return None
     low_closed, high_closed = rel_low != "<", rel_high != "<"
+    name = name_key(_abs_variable(name) or "")  # |t| < 2 is a set of values of t: never one of x
     hi = INFINITY if high is None else _fraction_text(high.value)
     neg_hi = MINUS_INFINITY if high is None else _fraction_text(-high.value)
     if low.value == 0 and low_closed:  # 0 <= |x| <= b: one interval
-        return _interval(neg_hi, hi, high_closed, high_closed, "")
+        return _interval(neg_hi, hi, high_closed, high_closed, name)
     lo, neg_lo = _fraction_text(low.value), _fraction_text(-low.value)
-    negative = _interval(neg_hi, neg_lo, high_closed, low_closed, "")
-    positive = _interval(lo, hi, low_closed, high_closed, "")
-    return Collection((negative, positive), False, "set")
+    negative = _interval(neg_hi, neg_lo, high_closed, low_closed, name)
+    positive = _interval(lo, hi, low_closed, high_closed, name)
+    return Collection((negative, positive), False, "set", name)
 
 
 def reals(text: str) -> Collection | None:
@@ -234,6 +246,59 @@ def set_builder(text: str) -> Collection | None:
     if result is None or result.name != m.group("name") or not is_variable(m.group("name")):
         return None
     return result
+
+
+def _end_value(text: str, infinite: str):
+    r"""An interval's end as an exact number (``±inf`` as the floats, which order against every Fraction), or None
+    when it is not a number written out (``\sqrt{2}``, ``\frac{4}{2}``: those are compared as written)."""
+    if m := _INFINITE.fullmatch(text.strip()):
+        negative = m.group(1) == "-"
+        return (float("-inf") if negative else float("inf")) if negative == (infinite == MINUS_INFINITY) else None
+    try:
+        number = parse_number(text)
+    except NumberTooLarge:
+        return None
+    return number.value if number is not None and number.canonical else None
+
+
+def merged(node):
+    r"""The values of a variable as the union of disjoint pieces when every end is a number, else ``node`` unchanged.
+
+    ``x \ge 1 \text{ or } 1 \le x`` is ``[1, \infty)``; ``[0, 2] \cup [1, 3]`` is ``[0, 3]``; ``(0, 1] \cup (1, 2)``
+    is ``(0, 2)``; ``(0, 1) \cup (1, 2)`` stays two pieces (1 is in neither). Exact: the ends are compared as
+    fractions (``rewards.math.exact_numbers``), so the union is the same set of reals; each end keeps its spelling.
+
+    >>> merged(connected_inequalities(r"x \ge 1 \text{ or } 1 \le x"))
+    Collection(items=(Leaf(text='1', equation=False, name=''), Leaf(text='\\infty', equation=False, name='')), ordered=True, brackets='[)', name='x')
+    """
+    pieces = node.items if is_set(node) and node.brackets == "set" else (node,)
+    if not pieces or not all(is_interval(p) for p in pieces):
+        return node
+    if any(p.name not in ("", node.name) for p in pieces):
+        return node  # x \in [0, 1], y \in [2, 3]: sets of two variables, never one union
+    if not is_variable(node.name):
+        return node  # only the values of a variable (a list [1, 3], [2, 4] may be two answers, or two points)
+    spans = []  # [low, low open, high, high closed, low text, high text]
+    for piece in pieces:
+        low = _end_value(piece.items[0].text, MINUS_INFINITY)
+        high = _end_value(piece.items[1].text, INFINITY)
+        if low is None or high is None:
+            return node
+        closed_low, closed_high = piece.brackets[0] == "[", piece.brackets[1] == "]"
+        if low > high or (low == high and not (closed_low and closed_high)):
+            return node  # (2, 1) is no piece anyone means: compared as written (refused), never dropped as empty
+        spans.append([low, not closed_low, high, closed_high, piece.items[0].text, piece.items[1].text])
+    spans.sort(key=lambda span: (span[0], span[1]))  # by lower end, a closed end first
+    joined = [spans[0]]
+    for low, open_low, high, closed_high, low_text, high_text in spans[1:]:
+        last = joined[-1]
+        if low < last[2] or (low == last[2] and (last[3] or not open_low)):  # overlaps or touches at a kept point
+            if high > last[2] or (high == last[2] and closed_high):
+                last[2], last[3], last[5] = high, closed_high, high_text
+        else:
+            joined.append([low, open_low, high, closed_high, low_text, high_text])
+    out = [_interval(lt, ht, not open_low, closed_high, node.name) for _, open_low, _, closed_high, lt, ht in joined]
+    return out[0] if len(out) == 1 else Collection(tuple(out), False, "set", node.name)
 
 
 def is_interval_set(node) -> bool:

@@ -35,7 +35,7 @@ from rewards.math.answer_format import DEFAULT_ANSWER_FORMAT, THINK_NONE, boxed_
 from rewards.math.answer_tree import collection
 from rewards.math.escapes import looks_doubled
 from rewards.math.exact_numbers import ExactNumber, NumberTooLarge, parse_number
-from rewards.math.intervals import is_variable
+from rewards.math.intervals import is_variable, merged
 from rewards.math.restatement import restated_expression
 from rewards.math.structure import Chain, Collection, Leaf, Matrix
 from rewards.math.worker_pool import Budget, get_pool
@@ -234,14 +234,14 @@ def _compare_values(candidate: Leaf, reference: Leaf, budget: Budget, worked: bo
     cand_q = structure.split_quantity(candidate.text)
     if ref_q.unit and cand_q.unit and ref_q.unit != cand_q.unit:
         raise _CandidateFailed(Reason.MISMATCH, f"unit {cand_q.unit!r} is not {ref_q.unit!r}")
+    ref_inf, cand_inf = _INFINITY.match(ref_q.core), _INFINITY.match(cand_q.core)
+    if ref_inf or cand_inf:  # before words: a plain "infinity" is \infty, not a word
+        if ref_inf and cand_inf and (ref_inf.group(1) == "-") == (cand_inf.group(1) == "-"):
+            return
+        raise _CandidateFailed(Reason.MISMATCH, f"got {candidate.text!r}, want {reference.text!r}")
     ref_words = structure.text_answer(reference.text)
     if ref_words is not None:
         if structure.plain_words(candidate.text) == ref_words:
-            return
-        raise _CandidateFailed(Reason.MISMATCH, f"got {candidate.text!r}, want {reference.text!r}")
-    ref_inf, cand_inf = _INFINITY.match(ref_q.core), _INFINITY.match(cand_q.core)
-    if ref_inf or cand_inf:
-        if ref_inf and cand_inf and (ref_inf.group(1) == "-") == (cand_inf.group(1) == "-"):
             return
         raise _CandidateFailed(Reason.MISMATCH, f"got {candidate.text!r}, want {reference.text!r}")
     ref_core, cand_core = _unbraced(ref_q.core), _unbraced(cand_q.core)
@@ -318,8 +318,11 @@ def _as_intervals(candidate, reference):
 
 def _compare(candidate, reference, budget: Budget) -> None:
     """Return if ``candidate`` is the reference's answer; raise _CandidateFailed otherwise."""
+    if structure.is_interval_set(candidate) and structure.is_interval_set(reference):
+        candidate, reference = merged(candidate), merged(reference)  # x \ge 1 \text{ or } 1 \le x is [1, \infty)
     if isinstance(reference, Leaf):
         if _is_relation(reference):
+            candidate = _complex_roots(candidate, reference)  # x = 2i, x = -2i for x^2 + 4 = 0
             if isinstance(candidate, Leaf) and not candidate.equation and not _is_value(candidate):
                 candidate = structure.as_interval_set(candidate.text) or candidate  # -4 \le t \le 4
             ref_set = structure.as_interval_set(reference.text)  # 0 < x < 1 is read, not solved
@@ -374,6 +377,34 @@ def _is_value(node) -> bool:
     return isinstance(node, Leaf) and not node.equation and not _has_relation(node.text)
 
 
+_IMAGINARY_UNIT = re.compile(r"(?<![A-Za-z\\])i(?![A-Za-z])")
+
+
+def _variables(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", text)))
+
+
+def _complex_roots(candidate, reference: Leaf):
+    r"""``x = 2i`` (read as an equation, since ``i`` is a letter) as the value ``2i`` of ``x``, when the reference
+    is a relation in the one variable ``x``: an equation's roots may be complex (``x = \pm 2i`` already reads so).
+    ``i`` is the imaginary unit only where it is the only other letter; anything else is left as it was."""
+    variables = _variables(reference.text)
+    if len(variables) != 1 or variables == {"i"}:
+        return candidate
+    (variable,) = variables
+    if isinstance(candidate, Collection) and not candidate.ordered:
+        items = tuple(_complex_roots(item, reference) for item in candidate.items)
+        return Collection(items, False, candidate.brackets, candidate.name, candidate.braced)
+    if not (isinstance(candidate, Leaf) and candidate.equation and not candidate.name):
+        return candidate
+    sides = candidate.text.split("=")
+    if len(sides) != 2 or sides[0].strip() != variable or not _IMAGINARY_UNIT.search(sides[1]):
+        return candidate
+    if _variables(_IMAGINARY_UNIT.sub("", sides[1])):
+        return candidate
+    return Leaf(sides[1].strip(), False, variable)
+
+
 def _set_text(node, intervals: bool) -> str | None:
     r"""A candidate set as LaTeX the worker reads as a sympy set: ``\{3, -3\}``, ``[-4, 4] \cup (5, \infty)``."""
     if _is_value(node):
@@ -408,7 +439,7 @@ def _compare_solutions(candidate, reference: Leaf, budget: Budget) -> None:
     text = _set_text(candidate, intervals=not is_equation)
     if text is None:
         raise _CandidateFailed(Reason.MISMATCH, f"not the solution set of {reference.text!r}")
-    variables = set(re.findall(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", reference.text)))
+    variables = _variables(reference.text)
     names = _names(candidate)
     if is_equation and not names:  # "2, 3" could be the roots copied from "an equation with roots 2 and 3"
         raise _CandidateFailed(Reason.MISMATCH, f"values without the variable for the equation {reference.text!r}")

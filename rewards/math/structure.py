@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from rewards.math import intervals, tokens
+from rewards.math import intervals, spellings, tokens
 from rewards.math.answer_tree import (  # re-exported: the tree's types are this module's vocabulary
     MAX_DEPTH,
     MAX_ITEMS,
@@ -99,7 +99,7 @@ _TRIG = re.compile(r"(?<![A-Za-z])(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
 _DEGREE_ANGLE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\degree\b)")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _SPACE_THOUSANDS = re.compile(r"\b(\d{1,3}(?: \d{3})+)\b(?![.,]?\d)")
-_OR_WORDS = re.compile(r"\s*,?\s*(?:\\text\{\s*(?:or|and)\s*\}|\b(?:or|and)\b)\s*")
+_OR_WORDS = re.compile(r"\s*,?\s*(?:\\text\{\s*(?:or|and)\s*\}|\b(?:or|and)\b|\\(?:lor|vee)(?![A-Za-z]))\s*")
 _RELATIONS = re.compile(r"<|>|\\le|\\ge|\\leq|\\geq|\\neq|\\ne|\\lt|\\gt")
 
 
@@ -134,6 +134,7 @@ def normalize(text: str) -> str:
     if len(text) > MAX_LENGTH:
         raise TooComplex(f"answer longer than {MAX_LENGTH} characters")
     text, _ = undouble(text)  # \\frac{1}{5} (escaped twice) is \frac{1}{5} when no other reading exists
+    text = spellings.row_spacing(text)  # \\[4pt] between matrix rows is a row break
     text = refuse_line_breaks(text)  # "3 \\ 4" is two lines, never 34, 3*4 or 3
     if any(ord(ch) > 127 and ch not in _UNICODE for ch in text):
         bad = next(ch for ch in text if ord(ch) > 127 and ch not in _UNICODE)
@@ -147,7 +148,10 @@ def normalize(text: str) -> str:
     if re.search(r"\\(?:boxed|fbox)\b", text):
         raise Unparseable("a box inside an answer: the box is the answer, the rest is not")
     text = re.sub(r"(?<!\\)\\$", "", text.rstrip())  # a stray trailing backslash ("185\\")
+    text = spellings.time_of_day(spellings.ordinal(text))  # 7^\text{th} is 7; 3\text{ p.m.} is 3:00 pm
+    text = spellings.brace_system(text)  # \left\{\begin{array}{l} ... \end{array}\right. is a cases system
     tokens.read(text)  # closed vocabulary; \sqrt{4}\quad 3 and {9}{3} are two answers, never a product
+    text = spellings.collapse_braces(text)  # \frac{{1}}{{3}} is \frac{1}{3}: braces are transparent
     text = text.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac").replace(r"\%", "%").replace(r"\$", "$")
     text = text.replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}").replace(r"\infin", r"\infty")
     text = text.replace(r"\varnothing", r"\emptyset")
@@ -255,6 +259,27 @@ def _matrix(text: str, equations: str):
             raise TooComplex("matrix too large")
         return Matrix(cells)
     return None
+
+
+_CASES = re.compile(r"^\\begin\{cases\}(.*)\\end\{cases\}$", re.S)
+
+
+def _cases(text: str, equations: str):
+    r"""``\begin{cases} x = 1 \\ y = 2 \end{cases}``: a system's lines are its list (``x = 1, y = 2``). A line with
+    ``&`` is a piecewise definition (a value and its condition), which no list means: refused, never flattened."""
+    if not (m := _CASES.match(text)):
+        return None
+    rows = [row.strip().rstrip(",;.").strip() for row in m.group(1).split(r"\\")]
+    rows = [row for row in rows if row]
+    if not rows or any("&" in row or r"\begin" in row for row in rows):
+        raise Unparseable("a piecewise definition (cases with '&'): not read as a list of answers")
+    if len(rows) == 1:
+        return parse_structure(rows[0], equations)
+    names = [split_top(row, _EQUALS) for row in rows]
+    if any(len(sides) != 2 or not _is_name(sides[0]) for sides in names) or len({n[0] for n in names}) < len(names):
+        # x + y = 3 \\ x - y = 1 is unsolved, and x = 1 \\ x = 2 has no solution: neither is a list of values
+        raise Unparseable("a system that is not one value per variable (x = 1 \\\\ y = 2): not read")
+    return parse_structure(", ".join(rows), equations)
 
 
 def _interval_answer(text: str, equations: str):
@@ -505,6 +530,7 @@ def _leaf(text: str):
 
 
 _READERS = (
+    _cases,
     _matrix,
     _interval_answer,
     _hedge_list,
@@ -567,11 +593,32 @@ def split_quantity(text: str) -> Quantity:
 
 # Compared as text, exactly: words (``Monday``, ``\\text{(C)}``), times (``12:00``), and numbers in a
 # base (``204_5``: its value is not 204, so it must never meet the numeric path).
-_TEXT_ANSWER = re.compile(r"^\(?[A-Za-z][A-Za-z ']*\)?$|^\d{1,2}:\d{2}$|^[0-9A-Za-z]+_\d+$")
+# A time of day whose half is written is ``3:00 pm`` by now (``rewards.math.spellings.time_of_day``).
+_TEXT_ANSWER = re.compile(r"^\(?[A-Za-z][A-Za-z ']*\)?$|^\d{1,2}:\d{2}(?: [ap]m)?$|^[0-9A-Za-z]+_\d+$")
+
+
+# ``xy``, ``y x``, ``zyx``: two to four different bare lowercase letters, one of them x or z and none a vowel or
+# d (so ``yes``, ``no``, ``cat``, ``sky`` and ``dx`` stay what they were): a product of variables, compared as math
+# (``yx`` is ``xy``). A word is never read so: among such letters x and z make no English word but "lynx", so no
+# anagram of a word answer (``act`` for ``cat``, a scrambled word copied from a question) is paid.
+_VARIABLE_PRODUCT = re.compile(r"(?:[bcfghj-np-tv-z] ?){2,4}")
+
+
+def _variable_product(text: str) -> bool:
+    letters = text.replace(" ", "")
+    return (
+        bool(_VARIABLE_PRODUCT.fullmatch(text.strip()))
+        and len(set(letters)) == len(letters)
+        and bool({"x", "z"} & set(letters))
+        and letters != "lynx"
+    )
 
 
 def text_answer(text: str) -> str | None:
-    """Lower-cased words when the leaf is a textual answer (``\\text{(C)}``, ``Monday``), else None."""
+    """Lower-cased words when the leaf is a textual answer (``\\text{(C)}``, ``Monday``), else None (``xy`` is a
+    product of variables, not a word: ``_VARIABLE_PRODUCT``; in ``\\text{xy}`` it is a word)."""
+    if _variable_product(text):
+        return None
     plain = _unwrap_command(text, _TEXT_CMD).strip().replace("{", "").replace("}", "")
     if _TEXT_ANSWER.match(plain) and not NAME.match(plain.strip("()")) or re.fullmatch(r"\(?[A-Z]\)", plain):
         return " ".join(plain.strip("()").lower().split())

@@ -141,6 +141,10 @@ class _Factor:
     scripted: bool = False  # carries an exponent, subscript or postfix (x^2, 3!, 5\%)
     unit: bool = False  # a word that is a unit
     grouped: bool = False  # digits in groups of three after a narrow gap (1\,000, 12 345): one number
+    digits: bool = False  # a fraction of two whole numerals (\frac{1}{2}): a coefficient, like a numeral
+    radical: bool = False  # \sqrt{...} or \sqrt[n]{...} with its braced radicand
+    percent: bool = False  # its only script is a percent sign (12\frac{1}{2}\%)
+    mixed: bool = False  # the fraction of a mixed number (the 1/3 of 2\frac{1}{3}): no coefficient of more
 
 
 @dataclass
@@ -283,7 +287,7 @@ class _Parser:
                 return _Factor("name", False, start, self.end_pos())
             fraction = name in (r"\frac", r"\dfrac", r"\tfrac", r"\cfrac") and None not in whole
             proper = fraction and 0 < whole[0] < whole[1]
-            return _Factor("fraction", all(numerics), start, self.end_pos(), proper=proper)
+            return _Factor("fraction", all(numerics), start, self.end_pos(), proper=proper, digits=fraction)
         if name in CONSTANTS:
             self.take()
             self.reading.names = True
@@ -319,7 +323,7 @@ class _Parser:
             numeric = numeric and operand.numeric
         if always_symbolic:
             numeric = False
-        return _Factor("function", numeric, start, self.end_pos())
+        return _Factor("function", numeric, start, self.end_pos(), radical=radical)
 
     def bar_opens(self) -> bool:
         """Whether the bar here opens an absolute value (another bar closes it in the same group)."""
@@ -376,13 +380,16 @@ class _Parser:
             return None
         if f.kind == "numeral" and self.peek(skip_space=False) is not None:
             nxt = self.peek(skip_space=False)
-            if nxt.text == r"\overline":  # 0.\overline{3}: a repeating decimal is one number
+            decimal = "." in self.text[f.start : f.end]
+            if nxt.text == r"\overline" or (nxt.text == r"\bar" and decimal):  # 0.\overline{3}, 0.\bar{3}: one number
                 self.take()
                 self.group()
                 f.integer = False
                 f.end = self.end_pos()
+        first = self.i
         if self.scripts():
             f.scripted = True
+            f.percent = all(t.kind == "space" or t.text in ("%", r"\%") for t in self.toks[first : self.i])
             f.end = self.end_pos()
         return f
 
@@ -523,8 +530,9 @@ class _Parser:
             self._refuse(left, right, "a number in scientific notation stands alone")
         plain = left.kind == "numeral" and not left.scripted
         if right.kind == "fraction":  # after any value, a fraction is a second value unless it ends a mixed number
-            if plain and left.integer and right.proper and not right.scripted:
-                return  # 2\frac{1}{3}
+            if plain and left.integer and right.proper and (not right.scripted or right.percent):
+                right.mixed = True
+                return  # 2\frac{1}{3}, 12\frac{1}{2}\%
             self._refuse(left, right, "a fraction after a value is a second value, not a product")
         if not right.numeric:  # a name, a constant or an expression holding one: 2x, \pi r, (x+1)(x-1)
             return
@@ -532,10 +540,16 @@ class _Parser:
             if right.kind == "function" or (right.kind == "bracket" and (left.kind == "name" or not right.bare)):
                 return  # x\sqrt{2}, f(3), (x+1)(3-2)
             self._refuse(left, right, "a number after a symbol is a second value, not a product")
-        if plain and right.kind == "function" and not right.scripted:
-            return  # 3\sqrt{2}, 2\sin 30
-        if plain and right.kind == "bracket" and not right.bare:
-            return  # 2(3+1)
+        # a coefficient: a numeral, or a fraction of two numerals that does not end a mixed number
+        coefficient = plain or (left.kind == "fraction" and left.digits and not left.scripted and not left.mixed)
+        if coefficient and right.kind == "function" and not right.scripted:
+            return  # 3\sqrt{2}, 2\sin 30, \frac{1}{2}\sqrt{3}
+        if coefficient and right.kind == "bracket" and not right.bare:
+            return  # 2(3+1), \frac{1}{2}(1+\sqrt{5})
+        if left.radical and not left.scripted and right.kind == "bracket" and not right.bare:
+            return  # \sqrt{2}(1+\sqrt{3}): a radical times a sum
+        if left.kind == "bracket" and not left.bare and not left.scripted and right.radical and not right.scripted:
+            return  # (1+\sqrt{3})\sqrt{2}
         if (
             plain
             and left.integer

@@ -73,7 +73,8 @@ def test_the_project_decorates_each_scorer_once():
                 for d in node.decorator_list:
                     if (d.func if isinstance(d, ast.Call) else d).__dict__.get("id") == "scorer":
                         decorated.setdefault(node.name, []).append(path)
-    assert decorated == {name: ["evals/inspect_plugin/__init__.py"] for name in [*SCORERS, "domain_scorer"]}
+    expected = [*SCORERS, "domain_scorer", "task_scorer"]  # task_scorer: an Inspect task's chain + scorer, replayed
+    assert decorated == {name: ["evals/inspect_plugin/__init__.py"] for name in expected}
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 # the installed top-level packages, in the direction of their imports (each imports only those before it)
-SOURCE_PACKAGES = ("rewards", "records", "problems", "cpu", "python_tool", "evals", "train")
+SOURCE_PACKAGES = ("rewards", "records", "problems", "cpu", "python_tool", "inspect_tasks", "evals", "train")
 BIN = Path(sys.executable).parent  # this environment's console scripts (inspect, accelerate)
 MODEL = REPO / "models" / "smollm2-135m-instruct"
 CPU_CONFIG = str(REPO / "configs" / "cpu-smollm2.yaml")

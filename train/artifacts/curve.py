@@ -14,26 +14,42 @@ import json
 from pathlib import Path
 
 from problems.domains import held_out_metrics, plot_metrics
+from records.run_manifest import read_run_manifest
 from train.artifacts.figures import save
 from train.guards.on_policy import BAND_METRIC, GAP_METRIC
 
 REWARD_SERIES = ("reward", "reward (weighted sum)", "-")
 
 
-def series() -> tuple[tuple[str, str, str], ...]:
+def series(run_rows: tuple = ()) -> tuple[tuple[str, str, str], ...]:
     """(key in the log history, label, line style): the weighted reward, then each domain's metrics
-    (problems/domains.py); styles are distinct, so equal curves do not hide one another."""
-    return (REWARD_SERIES, *plot_metrics())
+    (problems/domains.py) and ``run_rows``' (``recorded_row``); styles are distinct, so equal curves do not hide
+    one another."""
+    return tuple(dict.fromkeys((REWARD_SERIES, *plot_metrics(), *run_rows)))  # a row may be in both: once
+
+
+def recorded_row(run_dir: Path) -> tuple[tuple, tuple]:
+    """(plot lines, held-out headlines) of a row made at run time, which this process's domain table does not hold:
+    an Inspect task's, as run.json records it (``inspect_task.plot``: inspect_tasks/domain.py); empty otherwise."""
+    manifest = next((m for d in (run_dir, *checkpoints(run_dir)[::-1]) if (m := read_run_manifest(d))), None) or {}
+    plot = (manifest.get("inspect_task") or {}).get("plot") or {}
+    eval_metric = plot.get("eval_metric")
+    return tuple(tuple(m) for m in plot.get("metrics", [])), ((tuple(eval_metric),) if eval_metric else ())
+
+
+def checkpoints(run_dir: Path) -> list[Path]:
+    return sorted(run_dir.glob("checkpoint-*/"), key=lambda p: int(p.name.split("-")[1]))
 
 
 HELD_OUT_STYLE = {"color": "black", "marker": "D", "markersize": 5, "linewidth": 2}
 
 
-def held_out_points(history: list[dict]) -> list[tuple[str, list[int], list[float], int | None]]:
+def held_out_points(history: list[dict], run_rows: tuple = ()) -> list[tuple[str, list[int], list[float], int | None]]:
     """(label, steps, values, problems) of each held-out eval headline the history holds
-    (train/artifacts/held_out.py logs them as separate entries, e.g. ``eval_correct/accuracy``)."""
+    (train/artifacts/held_out.py logs them as separate entries, e.g. ``eval_correct/accuracy``); ``run_rows``: the
+    headlines of a row made at run time (``recorded_row``)."""
     points = []
-    for key, label in held_out_metrics():
+    for key, label in dict.fromkeys((*held_out_metrics(), *run_rows)):
         entries = [entry for entry in history if entry.get(key) is not None]
         if entries:
             problems = entries[-1].get("eval_samples")
@@ -96,7 +112,8 @@ def figure(run_dir: Path):
     window = max(1, len(history) // 10)
     fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
     handles = []
-    for key, label, style in series():
+    row_lines, row_headlines = recorded_row(run_dir)
+    for key, label, style in series(row_lines):
         values = [entry.get(key) for entry in history]
         if any(v is None for v in values):
             continue
@@ -106,7 +123,7 @@ def figure(run_dir: Path):
             (line,) = ax.plot(steps, values, alpha=0.25, linewidth=1)
             ax.plot(steps, smooth(values, window), color=line.get_color(), linestyle=style, linewidth=2)
         handles.append(Line2D([], [], color=line.get_color(), linestyle=style, linewidth=2, label=label))
-    held_out = held_out_points(everything)
+    held_out = held_out_points(everything, row_headlines)
     for label, eval_steps, values, problems in held_out:  # every eval, unsmoothed: each is already a mean
         ax.plot(eval_steps, values, **HELD_OUT_STYLE)
         for step, value in ((eval_steps[0], values[0]), (eval_steps[-1], values[-1]))[: len(values)]:

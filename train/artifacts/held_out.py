@@ -84,6 +84,9 @@ class HeldOutEval:
     batch_size: int
     headline: str  # the metric the summary line and the curve show (the domain's eval_metric)
     tool_config: dict | None = None  # a tool run's tool keys (python_tool.trl_environment.TOOL_CONFIG_KEYS) or None
+    # the messages each sample's chain sends the model, where they are not its input (an Inspect task's solvers
+    # build them): the policy plans its fixed batches by them; None: the samples' inputs
+    prompts: list | None = None
 
     @property
     def problems(self) -> int:
@@ -108,7 +111,7 @@ class HeldOutEval:
             f"{self.run_name}@step-{step}",
             policy,
             tokenizer,
-            [sample.input for sample in self.task.dataset],
+            self.prompts if self.prompts is not None else [sample.input for sample in self.task.dataset],
             self.batch_size,
             log_args,
             tool_config=self.tool_config,
@@ -150,7 +153,7 @@ def held_out_eval(plan: RunPlan) -> HeldOutEval | None:
         return None
     max_tokens = held_out_max_tokens(script_args, training_args)
     task_args = held_out_task_args(script_args, script_args.eval_problems, max_tokens, domain)
-    task = eval_task_function(domain.eval_task)(**task_args)
+    task = (domain.eval_task_factory or eval_task_function(domain.eval_task))(**task_args)
     output_dir = Path(training_args.output_dir)
     held_out = HeldOutEval(
         task=task,
@@ -161,6 +164,7 @@ def held_out_eval(plan: RunPlan) -> HeldOutEval | None:
         batch_size=training_args.per_device_eval_batch_size,
         headline=domain.eval_metric[0],
         tool_config=plan.tool_setup.eval_config if plan.tool_setup else None,
+        prompts=plan.inspect_task.prompts_of(task) if plan.inspect_task is not None else None,
     )
     if plan.main_process:
         when = "every epoch" if training_args.eval_strategy == "epoch" else f"every {training_args.eval_steps} steps"

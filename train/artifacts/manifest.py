@@ -151,4 +151,14 @@ def rollout_metadata(manifest: dict) -> dict:
         "num_generations": training.get("num_generations"),
         "output_dir": training.get("output_dir"),
         "packages": manifest["packages"],
+        # an Inspect task's spec, args and scorers (each with the `inspect score` arguments that re-create it); the
+        # split's id lists stay in run.json
+        **_inspect_task(manifest),
     }
+
+
+def _inspect_task(manifest: dict) -> dict:
+    task = manifest.get("inspect_task")
+    if not task:
+        return {}
+    return {"inspect_task": {k: v for k, v in task.items() if k not in ("train_ids", "held_out_ids")}}

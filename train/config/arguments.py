@@ -202,6 +202,40 @@ class ScriptArguments:
             "(python_tool/chat_templates/, with its parser) or a Jinja file"
         },
     )
+    # ---- an Inspect task as the data and the reward (docs/inspect-tasks.md; train/config/inspect_task.py) ----
+    inspect_task: str | None = field(
+        default=None,
+        metadata={
+            "help": "train on an Inspect task instead of dataset/reward_funcs: FILE.py@NAME, a registry name "
+            "(inspect_evals/gsm8k) or package.module:function; prompts from its solver chain, rewards its scorers"
+        },
+    )
+    inspect_task_args: list[str] = field(
+        default_factory=list, metadata={"help": "inspect_task's arguments, key=value each (as inspect eval -T)"}
+    )
+    inspect_held_out: float = field(
+        default=0.0,
+        metadata={
+            "help": "inspect_task: samples held out of training by id (seeded by dataset_seed), a share in (0, 1) "
+            "or a count; the held-out evals run the task on them; run.json lists both id sets"
+        },
+    )
+    inspect_sandbox: str | None = field(
+        default=None,
+        metadata={"help": "inspect_task: run the task's docker/local sandbox in bwrap (its files and setup)"},
+    )
+    inspect_grader_model: str | None = field(
+        default=None,
+        metadata={"help": "inspect_task: the grader model a model-graded scorer calls (one call per completion)"},
+    )
+    inspect_audit_scorer: str | None = field(
+        default=None,
+        metadata={
+            "help": "inspect_task: the reward-hacking alarm's independent judge (e.g. verigrpo/math_verifier): at every "
+            "save it re-judges the rollout logs' first reward and warns when paid-but-rejected completions grow "
+            "(train/guards/reward_hacking.py)"
+        },
+    )
 
 
 # ---- numeric ranges: every value that would otherwise fail late (or never) --------------------
@@ -296,6 +330,7 @@ SCRIPT_BOUNDS = (
     Bound("vllm_server_retries", _within(0, 100), "in [0, 100]"),
     Bound("on_policy_check_steps", _at_least(0), ">= 0 (0: off)", optional=True),
     Bound("reward_hacking_window", _at_least(1), ">= 1 (held-out evals back)"),
+    Bound("inspect_held_out", _at_least(0), ">= 0 (a share in (0, 1) or a count of samples)"),
 )
 
 # TRL's ModelConfig: the LoRA shape

@@ -33,6 +33,7 @@ from train.config.arguments import (
 from train.config.cli_help import print_help, project_help
 from train.config.cpu_dtype import resolve_cpu_dtype
 from train.config.distributed_checks import check_launcher
+from train.config.inspect_task import command_line_conflict
 from train.config.machine_checks import gpu_recipe_refusal
 from train.config.output_dir import resolve_resume
 from train.config.recipe_base import resolve_recipe, resolved_copy
@@ -79,6 +80,9 @@ def parse_config(argv: list[str] | None = None):
     except ValueError as exc:
         raise ConfigError(explain(str(exc))) from None
     script_args, training_args, model_args = parsed[:3]
+    conflict = command_line_conflict(argv)  # --inspect_task beside --dataset (train/config/inspect_task.py)
+    if conflict:
+        raise ConfigError(conflict)
     resolve_resume(training_args)  # resume_from_checkpoint: true/latest -> output_dir's latest checkpoint
     bundled_inputs_from_the_repository(config, argv, script_args, model_args)
     # dtype: auto on CPU becomes what this CPU computes natively, before any check or loader reads it; the reason is

@@ -28,7 +28,7 @@ from statistics import NormalDist, fmean, variance
 from transformers import TrainerCallback
 
 from evals.log_stats.eval_pairs import compare_logs
-from evals.log_stats.rollout_audit import audit_logs
+from evals.log_stats.rollout_audit import audit_logs, paid_rejected_grows
 from train.artifacts.held_out import LOG_NAME
 from train.guards.best_checkpoint import score_key
 from train.guards.stops import RewardHacking
@@ -79,27 +79,40 @@ def divergence_evidence(rise: Rise, held_out: dict, first: int, last: int, metri
     )
 
 
-def paid_rejected_grows(counts: list[int]) -> bool:
-    """The audit alarm: the latest audit found paid-but-rejected completions, more than the audit before it."""
-    return bool(counts) and counts[-1] > 0 and (len(counts) == 1 or counts[-1] > counts[-2])
-
-
-def audit_evidence(audit, counts: list[int]) -> str:
+def audit_evidence(audit, counts: list[int], scorer: str | None = None, train_score: str | None = None) -> str:
+    """The alarm's warning; the audit command it names re-judges the same score with the same judge (an Inspect
+    task's reward needs both named: no domain names it)."""
     total = audit.total
+    command = "python scripts/audit_rollouts.py <run>"
+    if train_score is not None:
+        command += f" --train-score {train_score} --scorer {scorer}"
     examples = "; ".join(f"step {e.step} sample {e.sample_id}: answer {e.answer!r}" for e in audit.paid_rejected[:2])
     return (
         f"the reward paid {total.paid_rejected} of {total.paid} paid completions in steps {total.first_step}-"
         f"{total.last_step} that {audit.scorer_name} rejects (paid-but-rejected per audit so far: {counts}); "
-        f"e.g. {examples}. Re-judge them all: python scripts/audit_rollouts.py <run>"
+        f"e.g. {examples}. Re-judge them all: {command}"
     )
 
 
 class RewardHackingAlarm(TrainerCallback):
     """Checks at every held-out eval (divergence) and every save (the audit of new rollout logs)."""
 
-    def __init__(self, run_dir: Path, scorer: str, headline: str | None, window: int, stop: bool, audits: bool) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        scorer: str,
+        headline: str | None,
+        window: int,
+        stop: bool,
+        audits: bool,
+        audit_scorer: str | None = None,
+        audit_score: str | None = None,
+    ) -> None:
         """``scorer``: the domain's scorer (its short name, as eval logs hold it); ``headline``: the held-out metric
-        (None: no held-out evals, no divergence check); ``audits``: re-judge new rollout logs at every save."""
+        (None: no held-out evals, no divergence check); ``audits``: re-judge new rollout logs at every save, with the
+        domain table's judge, or with ``audit_scorer`` (e.g. ``verigrpo/math_verifier``) judging the training score
+        ``audit_score`` (``train_<reward>``: an Inspect task's scorer, which the table does not audit)."""
+        self.audit_scorer, self.audit_score = audit_scorer, audit_score
         self.run_dir = Path(run_dir)
         self.scorer, self.headline = scorer, headline
         self.score_key = score_key(headline) if headline else None
@@ -161,11 +174,11 @@ class RewardHackingAlarm(TrainerCallback):
         if not new:
             return control
         start = time.perf_counter()
-        audit = audit_logs(new, window=max(1, state.global_step))
+        audit = audit_logs(new, self.audit_scorer, window=max(1, state.global_step), train_score=self.audit_score)
         self.audited.update(audit.audited)
         self.paid_rejected.append(audit.total.paid_rejected)
         if paid_rejected_grows(self.paid_rejected):
-            self._alarm(control, audit_evidence(audit, self.paid_rejected))
+            self._alarm(control, audit_evidence(audit, self.paid_rejected, self.audit_scorer, self.audit_score))
         self.pending[SECONDS_METRIC] = self.pending.get(SECONDS_METRIC, 0.0) + time.perf_counter() - start
         return control
 

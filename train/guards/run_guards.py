@@ -27,9 +27,11 @@ def add_guards(trainer, plan: RunPlan) -> None:
     if trainer.on_policy_guard is not None:
         guards.append(trainer.on_policy_guard)
     trainer.reward_hacking_alarm = None
-    # the audit needs a reward it can re-judge in the rollout logs (correctness, code_tests)
-    audits = trainer.rollout_recorder is not None and any(
-        train_score_name(name) in audited_scores() for name in script_args.reward_funcs
+    # the audit needs a reward it can re-judge in the rollout logs (correctness, code_tests), or, on an Inspect task,
+    # an independent judge of its first reward (inspect_audit_scorer)
+    audit_scorer = script_args.inspect_audit_scorer if plan.inspect_task is not None else None
+    audits = trainer.rollout_recorder is not None and (
+        audit_scorer is not None or any(train_score_name(name) in audited_scores() for name in script_args.reward_funcs)
     )
     if trainer.held_out_eval is not None or audits:
         trainer.reward_hacking_alarm = RewardHackingAlarm(
@@ -39,6 +41,8 @@ def add_guards(trainer, plan: RunPlan) -> None:
             window=script_args.reward_hacking_window,
             stop=script_args.stop_on_reward_hacking,
             audits=audits,
+            audit_scorer=audit_scorer,
+            audit_score=train_score_name(plan.reward_names[0]) if audit_scorer else None,
         )
         trainer.add_callback(trainer.reward_hacking_alarm)  # after RolloutFlushCallback: audits flushed logs
         guards.append(trainer.reward_hacking_alarm)

@@ -280,7 +280,9 @@ class Meaning:
     (labels optional) | tupleset | assign (name -> value) | matrix | lineq (coefficients, constant) |
     nothing (a statement, a tautology, mixed variables: no answer at all) | rounded (a decimal reference:
     items (its exact value,), labels (its decimal places,)) | computation (an unevaluated computation, a vacuous
-    factor or a negligible term: answers no number) | setlist (sets listed: items are frozensets of Fractions)."""
+    factor or a negligible term: answers no number) | setlist (sets listed: items are frozensets of Fractions) | time
+    (a time of day: items (minutes after midnight,)) | clock (a time that does not say its half of the day, ``3:05``:
+    items (hour, minute) as written; it means only itself) | word (a word answer: items (the word in lower case,))."""
 
     kind: str
     items: tuple = ()
@@ -377,6 +379,8 @@ def truth(candidate: Meaning, reference: Meaning) -> bool:
             return c.items == r.items and c.labels == r.labels
         rounded, other = (r, c) if r.kind == "rounded" else (c, r)
         return other.kind == "value" and rounds_to(other.items[0], rounded.items[0], rounded.labels[0]) is True
+    if {"time", "clock", "word"} & {c.kind, r.kind}:  # minutes after midnight; an hour as written; a word
+        return c.kind == r.kind and c.items == r.items
     if "setlist" in (c.kind, r.kind):  # a list of sets: order-free, each set order-free, a repeated set is one
         return c.kind == r.kind and set(c.items) == set(r.items)
     if c.kind == "lineq" and r.kind == "lineq":

@@ -21,6 +21,7 @@ from rewards.math import vocabulary
 from tests.rewards.math.oracle import objects as o
 from tests.rewards.math.oracle import render as r
 from tests.rewards.math.oracle.objects import E, Interval, Meaning
+from tests.rewards.math.oracle.recall import RECALL_SHAPES
 
 
 @dataclass(frozen=True)
@@ -1032,6 +1033,7 @@ SHAPES: dict[str, Callable[[random.Random], Pair]] = {
     "rounding": rounding_pair,
     "set_lists": set_list_pair,
 }
+SHAPES.update(RECALL_SHAPES)  # issue #50's recall within the policy (recall.py): new spellings and their twins
 
 
 # ---------------------------------------------------------------- held-out recall shapes (the issue's list)

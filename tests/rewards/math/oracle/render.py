@@ -255,7 +255,8 @@ def inequality_text(s: Style, piece: Interval, name: str, compound: str | None =
         return rf"{name} \in \mathbb{{R}}" if s.latex else f"-infinity < {name} < infinity"
     if low is None:
         if s.rng.random() < 0.2:
-            return f"{_end(s, high, 1)}{_le(s, piece.closed_high).replace('<', '>').replace('le', 'ge')}{name}"
+            flipped = _le(s, piece.closed_high).replace("<", ">").replace("le", "ge").replace("≤", "≥")
+            return f"{_end(s, high, 1)}{flipped}{name}"
         return f"{name}{_le(s, piece.closed_high)}{_end(s, high, 1)}"
     if high is None:
         op = _le(s, piece.closed_low).replace("<", ">").replace("le", "ge").replace("≤", "≥")
