@@ -15,10 +15,11 @@ import anyio
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, mean, stderr
 from inspect_ai.solver import TaskState
 
+from records.rollout_format import ANSWER_FORMAT_KEY  # the sample's recorded answer format (rollout logs, tasks)
 from records.run_manifest import read_run_manifest
 from rewards import InvalidReference, Verdict, grade, verifier_id, warm_up
-from rewards.common import completion_text
-from rewards.math.answer_format import THINK_NONE
+from rewards.common import completion_text, question_text
+from rewards.math.answer_format import DEFAULT_ANSWER_FORMAT, THINK_NONE, answer_format_named
 
 logger = logging.getLogger(__name__)
 
@@ -30,30 +31,46 @@ HEADLINE = "math_verifier.correct"  # "<scorer>.<score>": the correct key of the
 SCORING_DEADLINE_S = 120.0
 
 
-def verdict_score(verdict: Verdict, think: str = THINK_NONE) -> Score:
+def verdict_score(verdict: Verdict, think: str = THINK_NONE, answer_format: str = DEFAULT_ANSWER_FORMAT) -> Score:
     """A Verdict as an Inspect Score: value, extracted answer, explanation and why."""
     return Score(
         value={"correct": CORRECT if verdict.correct else INCORRECT, "format": 0.0 if verdict.answer is None else 1.0},
         answer=verdict.answer,
         explanation=verdict.explanation,
-        metadata={"reason": verdict.reason.value, **verifier_id(think)},
+        metadata={"reason": verdict.reason.value, **verifier_id(think, answer_format)},
     )
 
 
-async def score_completion(completion: str, reference: str, think: str = THINK_NONE) -> Score:
+async def score_completion(
+    completion: str,
+    reference: str,
+    think: str = THINK_NONE,
+    *,
+    question: str | None = None,
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
+) -> Score:
     """Grade one completion off the event loop (the verifier may wait on its worker process).
 
-    ``think`` is the answer-extraction setting (``rewards.math.answer_format.THINK_MODES``); it must be
-    the one the checkpoint was trained with.
+    ``think`` is the answer-extraction setting (``rewards.math.answer_format.THINK_MODES``) and ``answer_format`` the
+    final-answer line (``ANSWER_FORMATS``); they must be the ones the checkpoint was trained with. ``question``: the
+    problem's text, for the question-restatement rule (``rewards.grade(question=...)``).
     """
+    settings = verifier_id(think, answer_format)
     try:
         verdict = await anyio.to_thread.run_sync(
-            lambda: grade(completion, reference, think=think, deadline_s=SCORING_DEADLINE_S)
+            lambda: grade(
+                completion,
+                reference,
+                think=think,
+                deadline_s=SCORING_DEADLINE_S,
+                question=question,
+                answer_format=answer_format,
+            )
         )
     except InvalidReference as exc:
         # a dataset bug: recorded, excluded from the metric, never counted as the model's error
-        return Score.unscored(reason="invalid_reference", explanation=str(exc), metadata=verifier_id(think))
-    return verdict_score(verdict, think)
+        return Score.unscored(reason="invalid_reference", explanation=str(exc), metadata=settings)
+    return verdict_score(verdict, think, answer_format)
 
 
 def _checkpoint_dirs(model_name: str) -> list[Path]:
@@ -63,9 +80,12 @@ def _checkpoint_dirs(model_name: str) -> list[Path]:
 
 
 @lru_cache(maxsize=64)
-def checkpoint_verifier_mismatch(model_name: str, think: str = THINK_NONE) -> str | None:
-    """A warning when the checkpoint's run.json names a different verifier (or think setting) than the one scoring it now."""
-    current = verifier_id(think)
+def checkpoint_verifier_mismatch(
+    model_name: str, think: str = THINK_NONE, answer_format: str = DEFAULT_ANSWER_FORMAT
+) -> str | None:
+    """A warning when the checkpoint's run.json names a different verifier (or think setting, or answer format) than
+    the one scoring it now."""
+    current = verifier_id(think, answer_format)
     for directory in _checkpoint_dirs(model_name):
         trained = read_run_manifest(directory)
         if trained is None:
@@ -95,13 +115,28 @@ def policy_text(state: TaskState) -> str:
     return completion_text(turns)
 
 
-def math_scorer(think: str = THINK_NONE) -> Scorer:
-    """A fresh scorer function (Inspect tags the returned object, so each registration needs its own)."""
-    verifier_id(think)  # an unknown setting fails here, before any sample runs
+def sample_answer_format(state: TaskState, answer_format: str | None) -> str:
+    """The format to read: the scorer's own when given, else the one the sample records (``ANSWER_FORMAT_KEY``), else
+    the default; an unknown name is a ValueError naming the valid ones."""
+    chosen = answer_format or (state.metadata or {}).get(ANSWER_FORMAT_KEY) or DEFAULT_ANSWER_FORMAT
+    answer_format_named(chosen)
+    return chosen
+
+
+def math_scorer(think: str = THINK_NONE, answer_format: str | None = None) -> Scorer:
+    """A fresh scorer function (Inspect tags the returned object, so each registration needs its own).
+
+    ``answer_format`` None: each sample's recorded format (its metadata ``answer_format``, which the math tasks and
+    rollout logs write), else the default. The question is ``state.input``'s, read by ``rewards.common.question_text``
+    as the training reward reads TRL's prompt."""
+    verifier_id(think, answer_format or DEFAULT_ANSWER_FORMAT)  # an unknown setting fails here, before any sample
     warm_up(wait=False)  # the verifier's workers start while the model generates, not in the first score
 
     async def score(state: TaskState, target: Target) -> Score:
-        checkpoint_verifier_mismatch(str(state.model), think)
-        return await score_completion(policy_text(state), target.text, think)
+        chosen = sample_answer_format(state, answer_format)
+        checkpoint_verifier_mismatch(str(state.model), think, chosen)
+        return await score_completion(
+            policy_text(state), target.text, think, question=question_text(state.input), answer_format=chosen
+        )
 
     return score

@@ -5,6 +5,7 @@
     inspect eval evals/math_task.py@gsm8k_verified --model vllm/Qwen/Qwen2.5-1.5B-Instruct
     inspect eval evals/math_task.py@math500_verified --model ...
     inspect eval evals/math_task.py@math_verified -T tools=true --model ...   # the training python tool, in bwrap
+    inspect eval evals/math_task.py@gsm8k_verified -T answer_format=gsm8k --model ...  # prompt and read "#### <answer>"
 
 Decoding is greedy (temperature 0) so a checkpoint's score is reproducible; the ``hf/`` provider
 also needs ``-M do_sample=false``. pass@k: ``--epochs 4 --epochs-reducer mean,pass_at_4`` with
@@ -16,15 +17,15 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate, use_tools
 
-from evals.math_scoring import HEADLINE
+from evals.math_scoring import ANSWER_FORMAT_KEY, HEADLINE
 from evals.task_errors import task_errors
 from evals.verify import math_verifier
 from problems.file_rows import skipped_rows
-from problems.math_data import ARITHMETIC_DEFAULTS, MathProblem, default_split, is_file, load_problems
+from problems.math_data import ARITHMETIC_DEFAULTS, DatasetError, MathProblem, default_split, is_file, load_problems
 from python_tool.inspect_tool import python_tool
 from python_tool.session import ToolLimits
 from records.chat import chat_messages
-from rewards import build_messages, verifier_id
+from rewards import DEFAULT_ANSWER_FORMAT, build_messages, verifier_id
 
 DEFAULT_DATASET = "arithmetic"
 DEFAULT_SHOTS = 1  # one worked example: the small CPU model needs it to follow the ANSWER: format
@@ -38,10 +39,17 @@ EVAL_SPLIT = None  # the source's held-out split ('test': procedural test proble
 TOOL_DEFAULTS = ToolLimits()
 
 
-def record_to_sample(problem: MathProblem, num_shots: int = DEFAULT_SHOTS, tools: bool = False) -> Sample:
-    """A MathProblem as an Inspect Sample, with exactly the chat messages training uses."""
-    messages = chat_messages(build_messages(problem.question, num_shots, tools=tools))
-    return Sample(input=messages, target=problem.answer, id=problem.id, metadata=dict(problem.metadata))
+def record_to_sample(
+    problem: MathProblem,
+    num_shots: int = DEFAULT_SHOTS,
+    tools: bool = False,
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
+) -> Sample:
+    """A MathProblem as an Inspect Sample, with exactly the chat messages training uses; its metadata records the
+    answer format the prompt teaches, which the scorer reads back (so ``inspect score`` re-grades it the same way)."""
+    messages = chat_messages(build_messages(problem.question, num_shots, tools=tools, answer_format=answer_format))
+    metadata = {**problem.metadata, ANSWER_FORMAT_KEY: answer_format}
+    return Sample(input=messages, target=problem.answer, id=problem.id, metadata=metadata)
 
 
 def _csv(value: str | list | tuple) -> list[str]:
@@ -68,6 +76,7 @@ def math_verified(
     tool_memory_mb: int = TOOL_DEFAULTS.memory_mb,
     tool_output_chars: int = TOOL_DEFAULTS.output_chars,
     tool_max_calls: int = TOOL_DEFAULTS.max_calls,
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
     skip_bad_rows: bool = False,
 ) -> Task:
     """Any math dataset (``arithmetic``, ``jsonl``, ``json``, ``gsm8k``, ``math500``), verifier-scored.
@@ -77,10 +86,18 @@ def math_verified(
     setting (``-T think=after_last_close`` for reasoning models: only text after the last ``</think>``
     is graded); use the one the checkpoint was trained with (its run.json records it). ``tools=true`` offers
     the training ``python`` tool (``python_tool/session.py``, in the ``bwrap`` sandbox) with the ``tool_*`` limits
-    (a tool-trained run's config keys of the same names); only the model's own turns are graded. A file's rows that
-    cannot be read are listed all at once; ``skip_bad_rows=true`` evaluates the others and lists the skipped ones in
-    the log header's ``skipped_rows``.
+    (a tool-trained run's config keys of the same names); only the model's own turns are graded.
+    ``answer_format`` names the final-answer line the prompt teaches and the scorer reads (``answer_line``: ``ANSWER:
+    <value>``; ``minerva``: ``Final Answer: The final answer is $<value>$. I hope it is correct.``; ``gsm8k``:
+    ``#### <value>``); use the one the checkpoint was trained with (run.json records it). A file's rows that cannot be
+    read are listed all at once; ``skip_bad_rows=true`` evaluates the others and lists the skipped ones in the log
+    header's ``skipped_rows``.
     """
+    with task_errors("math_verified"):  # an unknown format, or one with tools: one message now, before any data loads
+        try:
+            build_messages("", 0, tools=tools, answer_format=answer_format)
+        except ValueError as exc:
+            raise DatasetError(str(exc)) from exc
     split = default_split(dataset, path) if split is None else split
     knobs = {}
     if dataset == "arithmetic":
@@ -97,7 +114,7 @@ def math_verified(
             skip_bad_rows=skip_bad_rows,
             **knobs,
         )
-    samples = [record_to_sample(problem, num_shots, tools) for problem in problems]
+    samples = [record_to_sample(problem, num_shots, tools, answer_format) for problem in problems]
     solver = [generate()]
     if tools:
         limits = ToolLimits(tool_timeout_s, tool_memory_mb, tool_output_chars, tool_max_calls)
@@ -106,11 +123,11 @@ def math_verified(
         dataset=MemoryDataset(samples, name=dataset),
         solver=solver,
         sandbox="bwrap" if tools else None,
-        scorer=math_verifier(think=think),
+        scorer=math_verifier(think=think, answer_format=answer_format),
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         headline_metric=HEADLINE,
         metadata={
-            "verifier": verifier_id(think),
+            "verifier": verifier_id(think, answer_format),
             "dataset": dataset,
             "num_shots": num_shots,
             "split": split,
@@ -118,6 +135,7 @@ def math_verified(
             # have read the same file (problems/math_data.py)
             "held_out": not is_file(dataset, path),
             "tools": tools,
+            "answer_format": answer_format,
             **({"skipped_rows": [str(row) for row in skipped_rows(problems)]} if skip_bad_rows else {}),
         },
     )
@@ -131,10 +149,19 @@ def _gsm8k_verified(
     limit: int | None = None,
     num_shots: int = DEFAULT_SHOTS,
     think: str = "none",
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
 ) -> Task:
-    """GSM8K (``openai/gsm8k``, answer after ``####``) scored by the training verifier."""
+    """GSM8K (``openai/gsm8k``, answer after ``####``) scored by the training verifier (``-T answer_format=gsm8k``
+    asks the model for GSM8K's own ``#### <answer>`` line)."""
     return math_verified(
-        dataset="gsm8k", path=path, split=split, limit=limit, num_shots=num_shots, max_tokens=512, think=think
+        dataset="gsm8k",
+        path=path,
+        split=split,
+        limit=limit,
+        num_shots=num_shots,
+        max_tokens=512,
+        think=think,
+        answer_format=answer_format,
     )
 
 
@@ -144,10 +171,19 @@ def _math500_verified(
     limit: int | None = None,
     num_shots: int = 0,
     think: str = "none",
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
 ) -> Task:
-    """MATH-500 (``HuggingFaceH4/MATH-500``) scored by the training verifier."""
+    """MATH-500 (``HuggingFaceH4/MATH-500``) scored by the training verifier (``-T answer_format=minerva`` asks for
+    Minerva's ``Final Answer: The final answer is $<answer>$. I hope it is correct.``)."""
     return math_verified(
-        dataset="math500", path=path, split=split, limit=limit, num_shots=num_shots, max_tokens=1024, think=think
+        dataset="math500",
+        path=path,
+        split=split,
+        limit=limit,
+        num_shots=num_shots,
+        max_tokens=1024,
+        think=think,
+        answer_format=answer_format,
     )
 
 

@@ -40,12 +40,13 @@ def scorer(declared):
 
 
 @scorer
-def math_verifier(think: str = "none"):
+def math_verifier(think: str = "none", answer_format: str | None = None):
     """Correct when the completion's final answer equals the target under ``rewards.grade``.
 
     ``think``: ``"none"`` grades the whole completion; ``"after_last_close"`` only what follows the
     last ``</think>`` (no tag, no answer). Use the setting the model was trained with
-    (``inspect score ... -S think=after_last_close``)."""
+    (``inspect score ... -S think=after_last_close``). ``answer_format``: the final-answer line read
+    (``answer_line``, ``minerva``, ``gsm8k``); unset, each sample's recorded one, else ``answer_line``."""
 
 
 @scorer

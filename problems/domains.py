@@ -27,7 +27,8 @@ the reward ``<name>_grade`` (reading the training row's ``answer`` column as the
 plot's line for the reward, so its training reward and its eval metric are one function (docs/adding-a-domain.md;
 tests/integration/test_new_domain.py trains one step on a toy domain and evaluates it with ``inspect eval``).
 
-Standard library, ``problems.math_data`` and ``rewards.common`` only: no Inspect, no torch.
+Standard library, ``problems.math_data``, ``rewards.common`` and ``rewards.math.answer_format`` only: no Inspect, no
+torch.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from pathlib import Path
 
 from problems.math_data import DatasetError
 from rewards.common import completion_text, run_blocking
+from rewards.math.answer_format import DEFAULT_ANSWER_FORMAT
 
 DOMAIN_SCORER = "verigrpo/domain_scorer"  # a ``grade`` domain's scorer (evals/inspect_plugin), -S domain=<name>
 DOMAIN_TASK = "evals/domain_task.py@domain_verified"  # a ``grade`` domain's eval task, -T domain=<name>
@@ -84,6 +86,9 @@ class Domain:
     eval_metric: tuple[str, str] | None = None
     # (problem, num_shots) -> the training row when the run offers the python tool (config ``tools``); None: no tool
     tool_row: Callable[[object, int], dict] | None = None
+    # the named answer formats (config ``answer_format``, rewards.ANSWER_FORMATS) its prompt and rewards take: then
+    # training_row, tool_row and with_think take ``answer_format=`` and held_out reads the config's. Empty: the default
+    answer_formats: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.grade is None:
@@ -305,9 +310,12 @@ def unknown_reward_names(names: list[str] | tuple[str, ...]) -> list[str]:
     return [name for name in names if name not in known]
 
 
-def reward_funcs(names: list[str] | tuple[str, ...], think: str) -> list[RewardFunc]:
-    """The reward functions for ``names`` in order, ``think`` frozen into those that read an answer (the same setting
-    the eval scorer takes as ``-S think=``); an unknown name raises with the valid ones.
+def reward_funcs(
+    names: list[str] | tuple[str, ...], think: str, answer_format: str = DEFAULT_ANSWER_FORMAT
+) -> list[RewardFunc]:
+    """The reward functions for ``names`` in order, ``think`` (and for a domain with ``answer_formats``, the
+    ``answer_format``) frozen into those that read an answer (the settings the eval scorer takes as ``-S think=``,
+    ``-S answer_format=``); an unknown name, or a format a reward's domain does not take, raises with the valid ones.
 
     >>> [f.__name__ for f in reward_funcs(["correctness", "format"], think="after_last_close")]
     ['correctness', 'format_reward']
@@ -320,7 +328,16 @@ def reward_funcs(names: list[str] | tuple[str, ...], think: str) -> list[RewardF
     for name in names:
         domain = owners[name]
         func = domain.rewards[name]
-        funcs.append(domain.with_think(func, think) if domain.with_think else func)
+        if answer_format != DEFAULT_ANSWER_FORMAT and answer_format not in domain.answer_formats:
+            raise ValueError(
+                f"answer_format {answer_format!r}: the {domain.name} domain's reward {name!r} reads no named answer "
+                f"format (it takes {list(domain.answer_formats) or [DEFAULT_ANSWER_FORMAT]})"
+            )
+        if domain.with_think and domain.answer_formats:
+            func = domain.with_think(func, think, answer_format=answer_format)
+        elif domain.with_think:
+            func = domain.with_think(func, think)
+        funcs.append(func)
     return funcs
 
 
@@ -338,14 +355,16 @@ class RunDomain:
     not_built: str | None = None  # why reward_funcs is empty: an unknown name, a think setting a reward does not take
 
 
-def run_domain(source: str, names: list[str] | tuple[str, ...], think: str) -> RunDomain:
-    """The domain of dataset ``source`` and the reward functions ``names`` give it (``think`` frozen in), with what a
-    config check refuses: an unknown source or reward name, a reward of another domain."""
+def run_domain(
+    source: str, names: list[str] | tuple[str, ...], think: str, answer_format: str = DEFAULT_ANSWER_FORMAT
+) -> RunDomain:
+    """The domain of dataset ``source`` and the reward functions ``names`` give it (``think`` and ``answer_format``
+    frozen in), with what a config check refuses: an unknown source or reward name, a reward of another domain."""
     sources = all_sources()
     domain = domain_of_source(source) if source in sources else None
     elsewhere = reward_names_elsewhere(domain) if domain is not None else frozenset()
     try:
-        funcs, not_built = tuple(reward_funcs(names, think=think)), None
+        funcs, not_built = tuple(reward_funcs(names, think=think, answer_format=answer_format)), None
     except ValueError as exc:
         funcs, not_built = (), str(exc)
     return RunDomain(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from problems.domains import Domain, held_out_file
 from problems.math_data import SOURCES, DatasetError, MathProblem, load_problems
 from records.rollout_format import train_score_name
-from rewards import bind_think, build_messages, correctness, format_reward
+from rewards import ANSWER_FORMATS, DEFAULT_ANSWER_FORMAT, bind_think, build_messages, correctness, format_reward
 
 # sources whose problems come in a split training never sees; the others need eval_dataset_path
 HELD_OUT_SPLITS = {"arithmetic": "test", "gsm8k": "test"}
@@ -22,29 +22,35 @@ def load(source: str, *, path=None, split="train", limit=None, seed=0, shuffle=F
     return load_problems(source, path=path, split=split, limit=limit, seed=seed, shuffle=shuffle, **options)
 
 
-def training_row(problem: MathProblem, num_shots: int) -> dict:
-    return {"prompt": build_messages(problem.question, num_shots), "answer": problem.answer, "id": problem.id}
+def training_row(problem: MathProblem, num_shots: int, answer_format: str = DEFAULT_ANSWER_FORMAT) -> dict:
+    prompt = build_messages(problem.question, num_shots, answer_format=answer_format)
+    return {"prompt": prompt, "answer": problem.answer, "id": problem.id}
 
 
-def tool_row(problem: MathProblem, num_shots: int) -> dict:
+def tool_row(problem: MathProblem, num_shots: int, answer_format: str = DEFAULT_ANSWER_FORMAT) -> dict:
     return {
-        "prompt": build_messages(problem.question, num_shots, tools=True),
+        "prompt": build_messages(problem.question, num_shots, tools=True, answer_format=answer_format),
         "answer": problem.answer,
         "id": problem.id,
     }
 
 
-def with_think(func: Callable, think: str) -> Callable:
-    """The rewards that read the final answer (``correctness``, ``format``) with the run's ``<think>`` setting frozen
-    in, the setting the eval scorer takes as ``-S think=``; any other function as it is."""
-    return bind_think(func, think) if func in (correctness, format_reward) else func
+def with_think(func: Callable, think: str, answer_format: str = DEFAULT_ANSWER_FORMAT) -> Callable:
+    """The rewards that read the final answer (``correctness``, ``format``) with the run's ``<think>`` setting and
+    answer format frozen in, the settings the eval scorer takes as ``-S think=`` and ``-S answer_format=``; any other
+    function as it is."""
+    return bind_think(func, think, answer_format) if func in (correctness, format_reward) else func
 
 
 def held_out(config, problems: int | None, max_tokens: int) -> dict:
     """``math_verified`` arguments: the source's held-out split (arithmetic: the 'test' problems of the same
-    generator, operations, range and seed) or ``eval_dataset_path``; the training prompt and think setting."""
+    generator, operations, range and seed) or ``eval_dataset_path``; the training prompt, think setting and answer
+    format."""
     source = config.dataset
     args = {"dataset": source, "limit": problems, "num_shots": config.num_shots, "think": config.think}
+    answer_format = getattr(config, "answer_format", DEFAULT_ANSWER_FORMAT)
+    if answer_format != DEFAULT_ANSWER_FORMAT:  # -T answer_format=, the prompt training used
+        args["answer_format"] = answer_format
     if getattr(config, "skip_bad_rows", False):  # the held-out file's unreadable rows too (listed in each eval's log)
         args["skip_bad_rows"] = True
     split = HELD_OUT_SPLITS.get(source)
@@ -97,4 +103,5 @@ MATH = Domain(
     held_out=held_out,
     eval_metric=("eval_correct/accuracy", "held-out accuracy"),
     tool_row=tool_row,
+    answer_formats=tuple(ANSWER_FORMATS),
 )

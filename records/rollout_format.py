@@ -8,6 +8,9 @@ metadata and the model ``none/none``, so ``inspect score`` can re-judge it witho
 TRAIN_SCORE_PREFIX = "train_"
 ROLLOUT_MODEL = "none/none"  # a model Inspect can "instantiate" for re-scoring without loading anything
 STEP_KEY = "step"  # sample metadata: the training step that produced the completion
+# sample metadata (rollout logs and the math eval tasks): the answer format the prompt taught, which the math scorer
+# reads when it is not given one, so `inspect score` re-grades a log as it was graded (evals/math_scoring.py)
+ANSWER_FORMAT_KEY = "answer_format"
 # the metrics of each training score (evals/log_stats/group_metrics.py, registered by evals/inspect_plugin): one result
 # row per score with both numbers, where the epoch reducers would give two rows the viewer cannot tell apart
 GROUP_MEAN_METRIC = "verigrpo/group_mean"

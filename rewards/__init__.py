@@ -10,7 +10,8 @@ shared pieces here:
 - ``__init__``: the public names (``is_correct``, ``grade``, ``extract_answer``, ``grade_code``, ...), re-exported
 - ``verdict``: ``Verdict`` (correct, answer, reason, explanation) and the ``Reason`` enum
 - ``fingerprint``: the verigrpo version and a hash of the ``rewards/`` source, recorded in logs and checkpoints
-- ``common``: helpers both wings use: ``completion_text``, ``run_blocking``, ``brief``/``clip`` (bounded messages)
+- ``common``: helpers both wings use: ``completion_text``, ``question_text`` (the problem a prompt asks, for
+  ``grade(question=...)`` on both sides), ``run_blocking``, ``brief``/``clip`` (bounded messages)
 - ``reward_log``: why each reward paid (answer, reason, explanation), handed to TRL's ``log_extra``
 - ``scorecard``: precision/recall/latency of ``is_correct`` on a labeled JSONL (``python -m rewards.scorecard``)
 
@@ -27,15 +28,19 @@ from rewards.code.code_format import CODE_INSTRUCTION, build_code_messages, extr
 from rewards.code.code_rewards import code_tests
 from rewards.code.code_spec import InvalidTests, TestSpec, parse_test_spec
 from rewards.code.code_verifier import grade_code, grade_code_sync
+from rewards.common import question_text
 from rewards.fingerprint import verifier_fingerprint, verifier_id, verigrpo_version
 from rewards.math.answer_format import (
+    ANSWER_FORMATS,
     ANSWER_INSTRUCTION,
+    DEFAULT_ANSWER_FORMAT,
     THINK_MODES,
     TOOL_INSTRUCTION,
     WORKED_EXAMPLES,
     build_messages,
     extract_answer,
     find_final_answer,
+    worked_examples,
 )
 from rewards.math.math_rewards import bind_think, correctness, format_reward
 from rewards.math.math_verifier import InvalidReference, check_reference, grade, is_correct
@@ -77,7 +82,9 @@ __all__ = [
     "verifier_fingerprint",
     "verifier_id",
     "verigrpo_version",
+    "ANSWER_FORMATS",
     "ANSWER_INSTRUCTION",
+    "DEFAULT_ANSWER_FORMAT",
     "TOOL_INSTRUCTION",
     "WORKED_EXAMPLES",
     "InvalidReference",
@@ -89,5 +96,7 @@ __all__ = [
     "find_final_answer",
     "grade",
     "is_correct",
+    "question_text",
     "warm_up",
+    "worked_examples",
 ]

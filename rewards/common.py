@@ -24,6 +24,46 @@ def completion_text(completion) -> str:
     raise TypeError(f"completion must be a str or a list of chat messages, got {type(completion).__name__}")
 
 
+def _message_field(message, name: str):
+    return message.get(name) if isinstance(message, dict) else getattr(message, name, None)
+
+
+def _message_text(message) -> str:
+    """A message's text: a plain string, a list of parts (``{"type": "text", "text": ...}``, as TRL and OpenAI write
+    multimodal turns), or an Inspect ``ChatMessage`` (its ``text``: the text parts joined)."""
+    if not isinstance(message, dict) and isinstance(getattr(message, "text", None), str):
+        return message.text  # inspect_ai.model.ChatMessage: read without importing Inspect here
+    content = _message_field(message, "content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        return "\n".join(str(_message_field(part, "text") or "") for part in content if _message_field(part, "text"))
+    return ""
+
+
+def question_text(prompt) -> str | None:
+    """The problem a prompt asks: its last user message (the worked examples' questions and the instruction come
+    before it and are not the problem), or the whole prompt when it is a plain string; None when there is none.
+
+    The one reading of "the question" for the verifier's restatement rule (``rewards.grade(..., question=...)``), on
+    both sides: the TRL rewards apply it to TRL's ``prompts``, the Inspect scorers to ``state.input`` (a string, or
+    ``ChatMessage`` objects), and a rollout log records it as each sample's input, so re-scoring reads the same text.
+
+    >>> question_text([{"role": "system", "content": "Solve it."}, {"role": "user", "content": "What is 2+3?"}])
+    'What is 2+3?'
+    >>> question_text("What is 2+3?"), question_text([]), question_text(None)
+    ('What is 2+3?', None, None)
+    """
+    if prompt is None:
+        return None
+    if isinstance(prompt, str):
+        return prompt or None
+    if not isinstance(prompt, Sequence):
+        raise TypeError(f"a prompt is a str or a list of chat messages, got {type(prompt).__name__}")
+    users = [m for m in prompt if _message_field(m, "role") == "user"]
+    return (_message_text(users[-1]) or None) if users else None
+
+
 BRIEF_CHARS = 200  # characters of model text (or a reference) a message or log line quotes
 
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-from rewards.math.answer_format import THINK_MODES, THINK_NONE
+from rewards.math.answer_format import DEFAULT_ANSWER_FORMAT, THINK_MODES, THINK_NONE, answer_format_named
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -31,24 +31,27 @@ def _source_hash() -> str:
     return digest.hexdigest()
 
 
-def verifier_fingerprint(think: str = THINK_NONE) -> str:
+def verifier_fingerprint(think: str = THINK_NONE, answer_format: str = DEFAULT_ANSWER_FORMAT) -> str:
     """sha256 (first 16 hex digits) over the path and bytes of every ``.py`` under ``rewards/`` (sandbox programs too),
-    and the answer-extraction setting ``think`` when it is not the default ``"none"``.
+    and the answer-extraction settings ``think`` and ``answer_format`` when they are not the defaults.
 
-    The setting is part of the fingerprint because it changes which answer is graded: a model
+    The settings are part of the fingerprint because they change which answer is graded: a model
     trained with ``after_last_close`` and scored with ``none`` is not measured on what it optimized.
     """
     if think not in THINK_MODES:
         raise ValueError(f"think must be one of {THINK_MODES}, got {think!r}")
-    if think == THINK_NONE:
+    answer_format_named(answer_format)
+    if think == THINK_NONE and answer_format == DEFAULT_ANSWER_FORMAT:
         return _source_hash()[:16]
-    return hashlib.sha256(f"{_source_hash()}\0think={think}".encode()).hexdigest()[:16]
+    settings = f"think={think}" + ("" if answer_format == DEFAULT_ANSWER_FORMAT else f"\0answer_format={answer_format}")
+    return hashlib.sha256(f"{_source_hash()}\0{settings}".encode()).hexdigest()[:16]
 
 
-def verifier_id(think: str = THINK_NONE) -> dict[str, str]:
+def verifier_id(think: str = THINK_NONE, answer_format: str = DEFAULT_ANSWER_FORMAT) -> dict[str, str]:
     """The dict logs and checkpoints record (``run.json``, eval logs, every Score)."""
     return {
         "verigrpo_version": verigrpo_version(),
-        "verifier_fingerprint": verifier_fingerprint(think),
+        "verifier_fingerprint": verifier_fingerprint(think, answer_format),
         "answer_extraction_think": think,
+        "answer_format": answer_format,
     }

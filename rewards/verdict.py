@@ -15,6 +15,7 @@ class Reason(str, enum.Enum):
     MISMATCH = "mismatch"  # parsed fine, not equal to the reference
     UNPARSEABLE = "unparseable"  # the candidate is not math we can read
     TOO_COMPLEX = "too_complex"  # over a structural limit (size, degree, ...; never a clock): False, fast
+    RESTATED_QUESTION = "restated_question"  # the answer copies an expression of the question (grade(question=))
     TESTS_FAILED = "tests_failed"  # code: ran, and at least one unit test did not pass
 
 

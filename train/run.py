@@ -68,7 +68,9 @@ def trainer_for(plan: RunPlan):
         raise ConfigError("the training dataset is empty: check dataset, dataset_path and dataset_size.")
     if plan.main_process and (line := data_line(script_args, problems)):
         print(f"[verigrpo] {line}")
-    train_dataset = to_dataset(problems, script_args.num_shots, tools=plan.tools, domain=plan.domain)
+    train_dataset = to_dataset(
+        problems, script_args.num_shots, tools=plan.tools, domain=plan.domain, answer_format=script_args.answer_format
+    )
     exploit_preflight(problems, plan)  # a reward that pays a scripted cheat stops here (exit 2)
     held_out = held_out_eval(plan)  # the held-out problems load here too (None without held-out evals)
     load_hooks_quietly()  # Inspect's banner, printed at the first eval or audit, would land inside the progress bar

@@ -54,13 +54,16 @@ def _name(name: str) -> str:
 # Each scorer's one registration. evals/verify.py declares the same names for ``--scorer evals/verify.py@<name>``
 # and resolves them to these objects (no second registration).
 @scorer(metrics=MATH_METRICS, name=_name("math_verifier"))
-def math_verifier(think: str = "none") -> Scorer:
+def math_verifier(think: str = "none", answer_format: str | None = None) -> Scorer:
     """Correct when the completion's final answer equals the target under ``rewards.grade``.
 
     ``think``: ``"none"`` grades the whole completion; ``"after_last_close"`` only what follows the last ``</think>``
     (no tag, no answer). Use the setting the model was trained with (``inspect score ... -S think=after_last_close``).
+    ``answer_format``: the final-answer line read (``answer_line``, ``minerva``, ``gsm8k``); unset, each sample's
+    recorded one (the math tasks and rollout logs record it), else ``answer_line``. The question is the sample's
+    input (its last user message), for the rule that an answer copied from the question is not an answer.
     """
-    return math_scorer(think)
+    return math_scorer(think, answer_format)
 
 
 @scorer(metrics=CODE_METRICS, name=_name("unit_test_scorer"))

@@ -2,7 +2,10 @@
 ``structure``, ``exact_numbers`` and ``symbolic``), its killable workers (``worker_pool``) and the TRL
 rewards (``math_rewards``). Import the submodules; the public names are re-exported by ``rewards``.
 
-- ``answer_format``: the answer-format contract: instruction, worked examples, ``build_messages``, ``extract_answer``
+- ``answer_format``: the answer-format contract: the named formats (``ANSWER_FORMATS``), instructions, worked examples,
+  ``build_messages``, ``extract_answer``
+- ``endings``: what the text after a final answer (a take-back, another value) and a negation before it do to it
+- ``restatement``: the question-restatement rule (an answer copying an expression of the question is refused)
 - ``math_verifier``: ``is_correct`` / ``grade`` / ``check_reference``: structure, exact numbers, symbolic leaves
 - ``structure``: normalization and top-level shape (tuples, intervals, sets, equations, units), one reader per shape
 - ``answer_tree``: the parsed answer's node types (values, lists, tuples, interval sets, equations)

@@ -17,8 +17,14 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 
-from rewards.common import brief, clip, completion_text
-from rewards.math.answer_format import THINK_MODES, THINK_NONE, find_final_answer
+from rewards.common import brief, clip, completion_text, question_text
+from rewards.math.answer_format import (
+    DEFAULT_ANSWER_FORMAT,
+    THINK_MODES,
+    THINK_NONE,
+    answer_format_named,
+    find_final_answer,
+)
 from rewards.math.answer_tree import TooComplex, Unparseable
 from rewards.math.math_verifier import InvalidReference, check_reference, grade
 from rewards.math.worker_pool import VerifierBug, VerifierOverloaded, VerifierTooSlow, VerifierUnavailable
@@ -54,10 +60,21 @@ def log_outcomes(outcomes: list[str], log_metric: Callable | None) -> None:
 
 
 def correctness(
-    completions, answer, think: str = THINK_NONE, log_metric=None, log_extra=None, **kwargs
+    completions,
+    answer,
+    think: str = THINK_NONE,
+    log_metric=None,
+    log_extra=None,
+    prompts=None,
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
+    **kwargs,
 ) -> list[float | None]:
     r"""1.0 when the completion's final answer equals ``answer`` (via ``rewards.grade``), else 0.0; never raises
     on a completion.
+
+    ``prompts`` (TRL passes them): each completion's prompt, whose question (``rewards.common.question_text``: its
+    last user message) ``grade`` checks the answer does not restate (reason ``restated_question``), as the Inspect
+    scorer does with ``state.input``. ``answer_format``: the final-answer line read (``ANSWER_FORMATS``).
 
     Every completion ends in one of:
 
@@ -85,12 +102,16 @@ def correctness(
     """
     if len(completions) != len(answer):
         raise ValueError(f"{len(completions)} completions but {len(answer)} answers")
+    if prompts is not None and len(prompts) != len(completions):
+        raise ValueError(f"{len(completions)} completions but {len(prompts)} prompts")
+    answer_format_named(answer_format)  # an unknown format is the caller's error, before any completion
     rewards: list[float | None] = []
     whys: list[WhyPaid] = []
     for index, (completion, reference) in enumerate(zip(completions, answer)):
         if not isinstance(reference, str):
             raise TypeError(f"answer[{index}] must be a string, got {type(reference).__name__}: fix the dataset column")
-        why = grade_one(completion_text(completion), reference, think, index)
+        question = None if prompts is None else question_text(prompts[index])
+        why = grade_one(completion_text(completion), reference, think, index, question, answer_format)
         rewards.append(None if why.reason in OUTCOMES_WITHOUT_A_VERDICT else 1.0 if why.reason == "correct" else 0.0)
         whys.append(why)
     log_outcomes([why.reason for why in whys], log_metric)
@@ -98,26 +119,33 @@ def correctness(
     return rewards
 
 
-def grade_one(text: str, reference: str, think: str = THINK_NONE, index: int = 0) -> WhyPaid:
+def grade_one(
+    text: str,
+    reference: str,
+    think: str = THINK_NONE,
+    index: int = 0,
+    question: str | None = None,
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
+) -> WhyPaid:
     """One completion's outcome for ``correctness``: a verdict, or a reason from ``OUTCOMES_WITHOUT_A_VERDICT``.
 
     ``VerifierUnavailable`` (a broken installation) is the one exception it lets through.
     """
     try:
-        return WhyPaid.of(grade(text, reference, think=think))
+        return WhyPaid.of(grade(text, reference, think=think, question=question, answer_format=answer_format))
     except InvalidReference as exc:
         logger.warning("correctness: sample %d has an unusable reference, reward is None: %s", index, exc)
         return WhyPaid(None, "invalid_reference", clip(str(exc)))
     except BaseException as exc:  # sorted by _without_a_verdict, which raises again what is not ours to decide
-        answer = _answer_of(text, think)
+        answer = _answer_of(text, think, answer_format)
         pair = f"sample {index}: {brief(text if answer is None else answer)} vs reference {brief(reference)}"
         return _without_a_verdict(exc, text, answer, reference, think, pair)
 
 
-def _answer_of(text: str, think: str) -> str | None:
+def _answer_of(text: str, think: str, answer_format: str = DEFAULT_ANSWER_FORMAT) -> str | None:
     """The final answer the completion states, for the log (None when there is none, or reading it fails)."""
     try:
-        return find_final_answer(text, think).answer
+        return find_final_answer(text, think, answer_format).answer
     except Exception:  # grade() raised first; the log still gets the pair
         return None
 
@@ -170,8 +198,11 @@ def _escaped_parse_error(text: str, answer, reference: str, think: str, pair: st
     return WhyPaid(answer, reason.value, f"{clip(str(exc))} (raised past the verifier's front end)")
 
 
-def format_reward(completions, think: str = THINK_NONE, log_extra=None, **kwargs) -> list[float]:
-    r"""1.0 when a single final answer can be extracted (an ``ANSWER:`` line or one ``\boxed{}``).
+def format_reward(
+    completions, think: str = THINK_NONE, log_extra=None, answer_format: str = DEFAULT_ANSWER_FORMAT, **kwargs
+) -> list[float]:
+    r"""1.0 when a single final answer can be extracted (the ``answer_format``'s line, ``ANSWER:`` by default, or
+    one ``\boxed{}``).
 
     Log it at weight 0 to watch format adherence, or give it weight for shaping. What it found (the
     answer, or why there is none) goes to ``log_extra`` for the rollout log.
@@ -179,7 +210,7 @@ def format_reward(completions, think: str = THINK_NONE, log_extra=None, **kwargs
     >>> format_reward(["ANSWER: 3", "It is 3.", "ANSWER: 3\nANSWER: 4"])
     [1.0, 0.0, 0.0]
     """
-    found = [find_final_answer(completion_text(c), think) for c in completions]
+    found = [find_final_answer(completion_text(c), think, answer_format) for c in completions]
     log_why("format_reward", [_format_why(f) for f in found], log_extra)
     return [0.0 if f.answer is None else 1.0 for f in found]
 
@@ -191,29 +222,36 @@ def _format_why(found) -> WhyPaid:
 
 
 class ThinkBound:
-    """A math reward function with the ``think`` extraction setting frozen in (picklable, keeps ``__name__``).
+    """A math reward function with the answer-extraction settings frozen in: ``think`` and ``answer_format``
+    (picklable, keeps ``__name__``).
 
     >>> bind_think(correctness, "after_last_close")(["<think>3</think>ANSWER: 4"], answer=["4"])
     [1.0]
     """
 
-    def __init__(self, func: Callable, think: str) -> None:
+    def __init__(self, func: Callable, think: str, answer_format: str = DEFAULT_ANSWER_FORMAT) -> None:
         if think not in THINK_MODES:
             raise ValueError(f"think must be one of {THINK_MODES}, got {think!r}")
+        answer_format_named(answer_format)
         if func not in (correctness, format_reward):
             raise ValueError(f"only correctness and format_reward take a think setting, not {func!r}")
-        self.func, self.think = func, think
+        self.func, self.think, self.answer_format = func, think, answer_format
         self.__name__ = func.__name__
         self.__doc__ = func.__doc__
 
     def __call__(self, *args, **kwargs):
         kwargs.pop("think", None)
-        return self.func(*args, think=self.think, **kwargs)
+        kwargs.pop("answer_format", None)
+        return self.func(*args, think=self.think, answer_format=self.answer_format, **kwargs)
 
     def __repr__(self) -> str:
-        return f"bind_think({self.__name__}, {self.think!r})"
+        if self.answer_format == DEFAULT_ANSWER_FORMAT:
+            return f"bind_think({self.__name__}, {self.think!r})"
+        return f"bind_think({self.__name__}, {self.think!r}, answer_format={self.answer_format!r})"
 
 
-def bind_think(func: Callable, think: str) -> Callable:
-    """``correctness`` / ``format_reward`` with the extraction setting fixed; ``"none"`` returns ``func`` itself."""
-    return func if think == THINK_NONE and func in (correctness, format_reward) else ThinkBound(func, think)
+def bind_think(func: Callable, think: str, answer_format: str = DEFAULT_ANSWER_FORMAT) -> Callable:
+    """``correctness`` / ``format_reward`` with the extraction settings fixed (``think``, ``answer_format``); both
+    defaults return ``func`` itself."""
+    defaults = think == THINK_NONE and answer_format == DEFAULT_ANSWER_FORMAT
+    return func if defaults and func in (correctness, format_reward) else ThinkBound(func, think, answer_format)

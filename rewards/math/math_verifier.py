@@ -29,12 +29,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+from rewards.common import brief, question_text
 from rewards.math import structure, written_values
-from rewards.math.answer_format import THINK_NONE, boxed_contents, find_final_answer
+from rewards.math.answer_format import DEFAULT_ANSWER_FORMAT, THINK_NONE, boxed_contents, find_final_answer
 from rewards.math.answer_tree import collection
 from rewards.math.escapes import looks_doubled
 from rewards.math.exact_numbers import ExactNumber, NumberTooLarge, parse_number
 from rewards.math.intervals import is_variable, merged
+from rewards.math.restatement import restated_expression
 from rewards.math.structure import Chain, Collection, Leaf, Matrix
 from rewards.math.worker_pool import Budget, get_pool
 from rewards.verdict import Reason, Verdict
@@ -650,36 +652,68 @@ def is_correct(candidate: str | None, reference: str, deadline_s: float | None =
     return check(candidate, reference, deadline_s).equal
 
 
-def grade(completion: str, reference: str, think: str = THINK_NONE, deadline_s: float | None = None) -> Verdict:
+def grade(
+    completion: str,
+    reference: str,
+    think: str = THINK_NONE,
+    deadline_s: float | None = None,
+    *,
+    question: str | list | None = None,
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
+) -> Verdict:
     r"""Extract the final answer from a whole completion and verify it: what rewards and scorers call.
 
-    ``think`` is the extraction setting for reasoning models (``rewards.math.answer_format.THINK_MODES``):
-    training and evaluation must use the same one. Several different final answers are a hedge
-    unless every one of them verifies equal to the reference (``ANSWER: 4`` then ``ANSWER: 4.0``), or
-    the reference is a list of values and they are exactly that list (``\boxed{2}`` and ``\boxed{3}``).
+    ``think`` is the extraction setting for reasoning models (``rewards.math.answer_format.THINK_MODES``) and
+    ``answer_format`` the final-answer line read (``ANSWER_FORMATS``): training and evaluation must use the same
+    ones. ``question``: the problem the completion answers (its text, or the prompt's messages, read by
+    ``rewards.common.question_text``); a final answer that restates one of its expressions holding an operator or
+    a function is refused with reason ``restated_question`` (``rewards.math.restatement``), before equivalence.
+    Several different final answers are a hedge unless every one of them verifies equal to the reference
+    (``ANSWER: 4`` then ``ANSWER: 4.0``), or the reference is a list of values and they are exactly that list
+    (``\boxed{2}`` and ``\boxed{3}``).
 
     >>> grade("2 + 2 = 4\nANSWER: 4", "4")
     Verdict(correct=True, answer='4', reason=<Reason.CORRECT: 'correct'>, explanation='verified equal')
     >>> grade("It is 18.", "16").reason.value
     'no_answer'
+    >>> grade("ANSWER: (x+2)(x-3)", "x^2 - x - 6", question="Expand $(x+2)(x-3)$.").reason.value
+    'restated_question'
     """
-    found = find_final_answer(completion, think)
+    found = find_final_answer(completion, think, answer_format)
     ref_tree = _prepare_reference(reference)  # a bad reference is an error even when the model gave no answer
+    question = question if question is None or isinstance(question, str) else question_text(question)
     budget = Budget.start(deadline_s)
     if found.answer is not None:
+        if (copied := _restated([found.answer], question, reference)) is not None:
+            return copied
         outcome = _check(found.answer, ref_tree, budget, reference)
         return Verdict(outcome.equal, found.answer, outcome.reason, outcome.detail)
     if found.reason is Reason.NO_ANSWER:
         return Verdict(False, None, Reason.NO_ANSWER, found.detail)
     distinct = list(dict.fromkeys(found.statements))
-    if found.detail.startswith("several") and len(distinct) <= MAX_RESTATEMENTS:
+    several = found.detail.startswith("several")
+    if several and len(distinct) <= structure.MAX_ITEMS and (copied := _restated(distinct, question, reference)):
+        return copied
+    if several and len(distinct) <= MAX_RESTATEMENTS:
         if all(_check(value, ref_tree, budget).equal for value in distinct):
             return Verdict(True, distinct[-1], Reason.CORRECT, f"verified equal (restated as {distinct!r})")
-    if found.detail.startswith("several") and _several_values(ref_tree) and len(distinct) <= structure.MAX_ITEMS:
+    if several and _several_values(ref_tree) and len(distinct) <= structure.MAX_ITEMS:
         if _list_equal(distinct, ref_tree, budget):
             detail = f"verified equal (the {len(distinct)} final answers read as one list)"
             return Verdict(True, ", ".join(distinct), Reason.CORRECT, detail)
     return Verdict(False, None, Reason.HEDGED, found.detail)
+
+
+def _restated(answers: list[str], question: str | None, reference: str) -> Verdict | None:
+    """The refusal of the first answer that restates an expression of ``question`` (None: none does)."""
+    for answer in answers:
+        if len(answer) <= MAX_CANDIDATE_CHARS and restated_expression(answer, question, reference) is not None:
+            detail = (
+                f"the answer {brief(answer)} restates an expression of the question: an answer copied from the "
+                "question is not an answer"
+            )
+            return Verdict(False, answer, Reason.RESTATED_QUESTION, detail)
+    return None
 
 
 def _list_equal(values: list[str], ref_tree, budget: Budget) -> bool:

@@ -115,7 +115,8 @@ def _lex(text: str) -> list[_Tok]:
 
 def lex(text: str) -> list[tuple[str, str]]:
     r"""The answer's tokens as ``(kind, text)`` pairs, for readers of a narrower grammar over the same vocabulary
-    (``rewards.math.written_values``). Kinds: rows, macro, escaped, sci, number, word, space, relation, char.
+    (``rewards.math.written_values``, ``rewards.math.restatement``). Kinds: rows, macro, escaped, sci, number, word,
+    space, relation, char.
 
     >>> lex(r"\frac12\pi")
     [('macro', '\\frac'), ('number', '1'), ('number', '2'), ('macro', '\\pi')]

@@ -95,6 +95,41 @@ def test_math_task_end_to_end(tmp_path, mock_model):
     assert log.eval.config.epochs is None or log.eval.config.epochs == 1
 
 
+@pytest.mark.parametrize(
+    ("answer_format", "line"),
+    [("gsm8k", "#### {}"), ("minerva", "Final Answer: The final answer is ${}$. I hope it is correct.")],
+)
+def test_a_named_answer_format_end_to_end(tmp_path, mock_model, answer_format, line):
+    """``-T answer_format=``: the prompt teaches the format, the scorer reads it from the sample (the same rule as the
+    training reward: the default ``ANSWER:`` line is not this format's), pleasantries pass and take-backs do not, and
+    the log header records the format (issue #50)."""
+    task = math_verified(limit=4, answer_format=answer_format)
+    samples = list(task.dataset)
+    assert line.format("<answer>") in samples[0].input[0].text  # the instruction teaches the format's line
+    assert samples[0].input[-2].text.splitlines()[-1].startswith(line.split("{}")[0])  # and the worked example ends so
+    answers = [s.target for s in samples]
+    replies = {
+        samples[0].input[-1].text: "So it is this.\n" + line.format(answers[0]),
+        samples[1].input[-1].text: f"ANSWER: {answers[1]}",  # the default format's line: not this task's
+        samples[2].input[-1].text: line.format(answers[2]) + "\n\nLet me know if you have any other questions!",
+        samples[3].input[-1].text: line.format(answers[3]) + "\nWait, that is wrong. It is 1000.",
+    }
+    (log,) = inspect_eval(task, model=mock_model(replies), log_dir=str(tmp_path), display="none")
+    assert log.status == "success" and log.eval.task_args.get("answer_format", answer_format) == answer_format
+    assert log.eval.metadata["answer_format"] == answer_format
+    scores = {s.id: s.scores["math_verifier"] for s in log.samples}
+    verdicts = [(scores[s.id].value["correct"], scores[s.id].metadata["reason"]) for s in samples]
+    assert verdicts == [("C", "correct"), ("I", "no_answer"), ("C", "correct"), ("I", "hedged")]
+
+
+def test_an_unknown_answer_format_is_one_message():
+    from evals.task_errors import TaskArgumentError
+
+    with pytest.raises(TaskArgumentError, match="answer_format must be one of") as caught:
+        math_verified(answer_format="lm-eval")
+    assert caught.value.message.startswith("error: math_verified: answer_format must be one of")
+
+
 def test_prompt_is_the_training_prompt():
     problem = MathProblem("x", "What is 2+2?", "4")
     sample = record_to_sample(problem, num_shots=1)

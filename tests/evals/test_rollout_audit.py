@@ -161,6 +161,54 @@ def test_audit_plot_shows_both_lines_when_equal_and_integer_steps(run_dir):
     assert len(ticks) and all(float(t).is_integer() for t in ticks)
 
 
+def test_a_rollout_log_rescores_as_training_graded_it_format_and_question_included(tmp_path):
+    """A run with ``answer_format: gsm8k`` and a problem whose expression the policy copies: the log records the format
+    in each sample and the question as its input, so the default re-scorer (``verigrpo/math_verifier``, no ``-S``)
+    grades every completion as the training reward paid it (issue #50)."""
+    from rewards import bind_think, build_messages, correctness
+    from train.artifacts.rollout_log import rollouts_from_batch
+
+    problems = [("Expand (x+2)(x-3).", "x^2 - x - 6"), ("What is 2+3?", "5")]
+    completions = [
+        "#### x^2 - x - 6",
+        "#### (x+2)(x-3)",  # copied from the question
+        "ANSWER: x^2 - x - 6",  # the default format's line: not this run's
+        "\\boxed{(x-3)(x+2)}",  # copied, reordered
+        "#### 5",
+        "#### 5\nWait, it is 6.",
+        "The answer is not \\boxed{5}.",
+        "#### 5\n\nLet me know if you have any other questions!",
+    ]
+    prompts = [build_messages(q, 1, answer_format="gsm8k") for q, _ in problems for _ in range(G)]
+    answers = [a for _, a in problems for _ in range(G)]
+    paid = bind_think(correctness, "none", "gsm8k")(prompts=prompts, completions=completions, answer=answers)
+    assert paid == [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0]
+    rollouts = rollouts_from_batch(
+        ids=[f"p{i // G}" for i in range(8)],
+        answers=answers,
+        prompts=prompts,
+        completions=[[{"role": "assistant", "content": c}] for c in completions],
+        rewards={"correctness": paid},
+        advantages=[0.0] * 8,
+        lengths=None,
+        max_completion_length=64,
+        terminated=None,
+        num_generations=G,
+        step=1,
+    )
+    recorder = RolloutRecorder(
+        tmp_path / "rollouts", every_steps=1, num_generations=G, metadata={"answer_format": "gsm8k"}
+    )
+    recorder.add(rollouts)
+    (path,) = [recorder.flush()]
+    samples = read_eval_log(str(path)).samples
+    assert {s.metadata["answer_format"] for s in samples} == {"gsm8k"}
+    assert {s.input for s in samples} == {"Expand (x+2)(x-3).", "What is 2+3?"}
+    audit = audit_logs([path])
+    total = audit.total
+    assert (total.compared, total.paid, total.paid_rejected, total.unpaid_accepted) == (8, 3, 0, 0)
+
+
 # ---- a run on a domain of your own (a ``grade`` row): its logs hold train_<name>_grade (issue #52) ----------------
 
 

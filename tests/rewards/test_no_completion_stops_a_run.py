@@ -66,10 +66,10 @@ def failing_grade(error: BaseException, when=lambda text: text == BAD):
     """``grade`` raising ``error`` on the completions ``when`` picks, the real one on the others."""
     real = math_rewards.grade
 
-    def grade(text, reference, think="none", deadline_s=None):
+    def grade(text, reference, think="none", deadline_s=None, **settings):  # settings: question, answer_format
         if when(text):
             raise error
-        return real(text, reference, think=think, deadline_s=deadline_s)
+        return real(text, reference, think=think, deadline_s=deadline_s, **settings)
 
     return grade
 

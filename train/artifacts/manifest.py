@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 
 from records.run_manifest import RUN_JSON
-from rewards import verifier_id
+from rewards import DEFAULT_ANSWER_FORMAT, verifier_id
 
 PACKAGES = ("verigrpo", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "bitsandbytes", "sympy")
 
@@ -65,7 +65,7 @@ def build_manifest(script_args, training_args, model_args) -> dict:
         },
         "packages": package_versions(),
         "git_commit": git_commit(),
-        **verifier_id(script_args.think),
+        **verifier_id(script_args.think, script_args.answer_format),
     }
 
 
@@ -142,6 +142,7 @@ def rollout_metadata(manifest: dict) -> dict:
     return {
         "verigrpo_version": manifest["verigrpo_version"],
         "verifier_fingerprint": manifest["verifier_fingerprint"],
+        "answer_format": script.get("answer_format", DEFAULT_ANSWER_FORMAT),
         "git_commit": manifest["git_commit"],
         "policy_model": model.get("model_name_or_path"),
         "dataset": script.get("dataset"),

@@ -69,8 +69,15 @@ from inspect_ai.scorer import Score
 
 from records.chat import chat_messages
 from records.inspect_seams import EvalMetricDefinition, EvalScorer  # Inspect's private names, in one module
-from records.rollout_format import GROUP_MEAN_METRIC, PASS_AT_G_METRIC, ROLLOUT_MODEL, STEP_KEY, train_score_name
-from rewards.common import completion_text
+from records.rollout_format import (
+    ANSWER_FORMAT_KEY,
+    GROUP_MEAN_METRIC,
+    PASS_AT_G_METRIC,
+    ROLLOUT_MODEL,
+    STEP_KEY,
+    train_score_name,
+)
+from rewards.common import completion_text, question_text
 from rewards.reward_log import WhyPaid
 
 logger = logging.getLogger(__name__)
@@ -106,14 +113,13 @@ class Rollout:
 def problem_text(prompt: list[dict] | str) -> str:
     """What a person scans the sample list for: the prompt's last user message (the question), not the
     instruction and worked examples every prompt shares. The full prompt stays in the sample's messages.
+    It is ``rewards.common.question_text``, the question the training reward checked the answer against, so a
+    re-scorer reading the sample's input sees the same question.
 
     >>> problem_text([{"role": "system", "content": "Solve it."}, {"role": "user", "content": "What is 2+3?"}])
     'What is 2+3?'
     """
-    if isinstance(prompt, str):
-        return prompt
-    users = [m for m in prompt if m.get("role") == "user"]
-    return str((users or prompt)[-1].get("content") or "")
+    return question_text(prompt) or ""
 
 
 def _prompt_messages(prompt: list[dict] | str) -> list[ChatMessage]:
@@ -195,7 +201,7 @@ def _turn_events(r: Rollout, prompt: list[ChatMessage], turns: list[ChatMessage]
     return events
 
 
-def _sample(r: Rollout, names: list[str], policy: str) -> EvalSample:
+def _sample(r: Rollout, names: list[str], policy: str, facts: dict | None = None) -> EvalSample:
     prompt = _prompt_messages(r.prompt)
     turns = _turn_messages(r, policy)
     assistants = [m for m in turns if isinstance(m, ChatMessageAssistant)]
@@ -250,6 +256,7 @@ def _sample(r: Rollout, names: list[str], policy: str) -> EvalSample:
             "completion_length": r.completion_length,
             "truncated": r.truncated,
             **({"tool_calls": sum(len(m.tool_calls or []) for m in assistants)} if r.turns else {}),
+            **(facts or {}),
             **r.extra,
         },
         events=events,
@@ -295,7 +302,9 @@ def build_log(rollouts: list[Rollout], num_generations: int, metadata: dict) -> 
     """An EvalLog of rollouts: one sample per completion, scores declared so metrics can be computed."""
     names = sorted({name for r in rollouts for name in r.rewards})
     policy = policy_name(metadata)
-    samples = [_sample(r, names, policy) for r in rollouts]
+    # what a re-scorer reads from each sample: the answer format the prompt taught (as the eval tasks record it)
+    facts = {ANSWER_FORMAT_KEY: metadata[ANSWER_FORMAT_KEY]} if metadata.get(ANSWER_FORMAT_KEY) else {}
+    samples = [_sample(r, names, policy, facts) for r in rollouts]
     steps = [r.step for r in rollouts]
     groups = list(dict.fromkeys(sample.id for sample in samples))
     first, last = min(steps), max(steps)

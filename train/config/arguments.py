@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from problems.domains import all_sources, reward_choices
 from problems.math_data import ARITHMETIC_DEFAULTS
 from problems.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
-from rewards import THINK_MODES, WORKED_EXAMPLES
+from rewards import ANSWER_FORMATS, DEFAULT_ANSWER_FORMAT, THINK_MODES, WORKED_EXAMPLES
 
 SOURCES = all_sources()  # as of import, for the --dataset help text (problems/domains.py: one record per domain)
 
@@ -69,6 +69,14 @@ class ScriptArguments:
         metadata={
             "help": f"where the final answer is read ({' | '.join(THINK_MODES)}): after_last_close reads only "
             "text after the last </think>, for reasoning models; the eval scorer's -S think= takes the same value"
+        },
+    )
+    answer_format: str = field(
+        default=DEFAULT_ANSWER_FORMAT,
+        metadata={
+            "help": f"the final-answer line the prompt teaches and the rewards read ({' | '.join(ANSWER_FORMATS)}): "
+            "answer_line is ANSWER: <value>, minerva is Final Answer: The final answer is $<value>$. I hope it is "
+            "correct., gsm8k is #### <value>; the eval task's -T answer_format= takes the same value"
         },
     )
     log_rollouts: bool = field(

@@ -56,7 +56,7 @@ def resolve_run(script_args: ScriptArguments, training_args, model_args) -> RunP
     ConfigError before anything heavy loads), then the run's decisions. With ``inspect_task`` the task is loaded
     and checked first and becomes the row the dataset names (train/config/inspect_task.py)."""
     bridged = bridge(script_args, training_args, training_args.process_index == 0)
-    chosen = run_domain(script_args.dataset, script_args.reward_funcs, script_args.think)
+    chosen = run_domain(script_args.dataset, script_args.reward_funcs, script_args.think, script_args.answer_format)
     tool_setup = validate(script_args, training_args, model_args, chosen)
     return RunPlan(
         script_args=script_args,

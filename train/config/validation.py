@@ -11,7 +11,7 @@ from pathlib import Path
 from problems.domains import HOW_TO_REGISTER, Domain, RunDomain
 from problems.math_data import OPERATIONS as ARITHMETIC_OPERATIONS
 from problems.math_data import DatasetError
-from rewards import THINK_MODES
+from rewards import ANSWER_FORMATS, DEFAULT_ANSWER_FORMAT, THINK_MODES
 from rewards.sandbox import sandbox_problem
 from train.config.arguments import (
     GRPO_BOUNDS,
@@ -106,8 +106,32 @@ def check_rewards(script_args: ScriptArguments, training_args, chosen: RunDomain
             f"reward_weights has {len(weights)} entries but reward_funcs has {len(script_args.reward_funcs)}: "
             "give one weight per reward function (e.g. `reward_weights: [1.0, 0.0]` to log format without training on it)."
         )
+    check_answer_format(script_args, chosen)
     if chosen.not_built:  # a registered reward that refuses the think setting
         raise ConfigError(f"reward_funcs: {chosen.not_built}")
+
+
+def check_answer_format(script_args: ScriptArguments, chosen: RunDomain) -> None:
+    """``answer_format``: a named format, one the dataset's domain takes, and the default with the python tool."""
+    fmt = getattr(script_args, "answer_format", DEFAULT_ANSWER_FORMAT)
+    if fmt not in ANSWER_FORMATS:
+        raise ConfigError(
+            f"answer_format: {fmt!r} is not an answer format. Valid values are {' | '.join(ANSWER_FORMATS)} "
+            "(answer_line: ANSWER: <value>; minerva: Final Answer: The final answer is $<value>$. I hope it is "
+            "correct.; gsm8k: #### <value>)."
+        )
+    if fmt == DEFAULT_ANSWER_FORMAT:
+        return
+    if chosen.domain is not None and fmt not in chosen.domain.answer_formats:
+        raise ConfigError(
+            f"answer_format: {fmt!r}: the {chosen.domain.name} domain's prompt teaches no named answer format; "
+            f"remove the key (answer formats are for the math datasets)"
+        )
+    if getattr(script_args, "tools", None):
+        raise ConfigError(
+            f"answer_format: {fmt!r} with tools: the python tool's prompt and warm start teach the "
+            f"{DEFAULT_ANSWER_FORMAT} format (ANSWER: <value>); use answer_format: {DEFAULT_ANSWER_FORMAT} with tools"
+        )
 
 
 def check_data(script_args: ScriptArguments, chosen: RunDomain) -> Domain:

@@ -14,6 +14,7 @@ from problems.code_data import CodeProblem
 from problems.domains import Domain, domain_of_problems
 from problems.file_rows import UnreadableRows, skipped_rows
 from problems.math_data import DatasetError, MathProblem
+from rewards.math.answer_format import DEFAULT_ANSWER_FORMAT
 from train.config import ScriptArguments
 
 SKIP_KEY_HINT = "Fix these rows, or set skip_bad_rows: true to train without them (run.json lists the rows left out)."
@@ -69,14 +70,20 @@ def data_line(args: ScriptArguments, problems: list) -> str | None:
 
 
 def to_dataset(
-    problems: list[MathProblem] | list[CodeProblem], num_shots: int, tools: bool = False, domain: Domain | None = None
+    problems: list[MathProblem] | list[CodeProblem],
+    num_shots: int,
+    tools: bool = False,
+    domain: Domain | None = None,
+    answer_format: str = DEFAULT_ANSWER_FORMAT,
 ) -> Dataset:
     """``tools``: the prompt that offers the python tool (the domain's ``tool_row``); ``domain``: the problems'
-    (None: found from their type)."""
+    (None: found from their type); ``answer_format``: the final-answer line the prompt teaches (a domain that lists
+    ``answer_formats``)."""
     domain = domain or domain_of_problems(problems)
     row = domain.tool_row if tools else domain.training_row  # problems/domains.py: prompt builder, reward's column
     if row is None:
         raise DatasetError(f"the {domain.name} domain has no prompt that offers a tool")
+    settings = {"answer_format": answer_format} if domain.answer_formats else {}
     from datasets import Dataset  # 1.5 s: the held-out eval, the demo and --help read this module's other functions
 
-    return Dataset.from_list([row(p, num_shots) for p in problems])
+    return Dataset.from_list([row(p, num_shots, **settings) for p in problems])

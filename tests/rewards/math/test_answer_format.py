@@ -63,7 +63,8 @@ P = pytest.param
         P("ANSWER: 4\nWait, that's wrong.", None, id="retraction-words-only"),
         P("ANSWER: 4\nActually the answer is 5", None, id="actually"),
         P("\\boxed{4}\nHmm, or maybe not.", None, id="hmm-or-maybe"),
-        P("\\boxed{4} so x = 4", None, id="equation-after-box"),
+        P("\\boxed{4} so x = 5", None, id="equation-after-box-states-another-value"),
+        P("\\boxed{4} so x = 4", "4", id="equation-after-box-restates-the-answer"),
         P("ANSWER: 4\n" + "blah " * 100, None, id="long-tail"),
         # --- a box on an ANSWER line with other text ---
         P("ANSWER: \\boxed{4} (or maybe 5)", "\\boxed{4} (or maybe 5)", id="box-plus-words-kept-whole"),

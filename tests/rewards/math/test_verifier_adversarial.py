@@ -173,7 +173,9 @@ GRADE_CASES = [
     P("ANSWER: 4\nANSWER: 5", "4", False, Reason.HEDGED, id="two-answers-one-right"),
     # --- restatements that verify equal are one answer ---
     P("ANSWER: 4\nANSWER: 4.0", "4", True, Reason.CORRECT, id="restated-as-decimal"),
-    P("\\boxed{\\frac{1}{2}} so ANSWER: 0.5", "0.5", False, Reason.HEDGED, id="value-after-the-box"),
+    # round 6 (issue #50): a value stated after the answer is one more statement, paid when it verifies equal
+    P("\\boxed{\\frac{1}{2}} so ANSWER: 0.5", "0.5", True, Reason.CORRECT, id="value-after-the-box-restated"),
+    P("\\boxed{\\frac{1}{2}} so ANSWER: 0.6", "0.5", False, Reason.HEDGED, id="another-value-after-the-box"),
     P("\\boxed{\\frac{1}{2}}\nANSWER: 0.5", "1/2", True, Reason.CORRECT, id="box-and-line-equal"),
     P("ANSWER: 4\nANSWER: 4.0", "5", False, Reason.HEDGED, id="restated-but-wrong"),
     P("ANSWER: x = 4\nANSWER: 4", "4", True, Reason.CORRECT, id="restated-with-name"),

@@ -71,6 +71,15 @@ def run_validate(fake_model, *overrides):
             ("--think", "before"),
             r"think: 'before' is not an answer-extraction setting. Valid values are none \| after_last_close",
         ),
+        (
+            ("--answer_format", "lm-eval"),
+            r"answer_format: 'lm-eval' is not an answer format. Valid values are answer_line \| minerva \| gsm8k",
+        ),
+        (
+            ("--dataset", "code", "--reward_funcs", "code_tests", "--reward_weights", "1.0", "--num_shots", "0")
+            + ("--answer_format", "gsm8k"),
+            r"answer_format: 'gsm8k': the code domain's prompt teaches no named answer format",
+        ),
         (("--dataset", "jsonl"), r"dataset: 'jsonl' needs dataset_path"),
         (("--dataset", "jsonl", "--dataset_path", "nope.jsonl"), r"dataset_path: nope.jsonl does not exist"),
         (("--dataset", "mnist"), r"dataset: 'mnist' is not one of"),
@@ -437,6 +446,36 @@ def test_think_reaches_the_rewards_and_run_json(tmp_path):
     assert recorded["verifier_fingerprint"] == verifier_id("after_last_close")["verifier_fingerprint"]
     assert recorded["verifier_fingerprint"] != verifier_id()["verifier_fingerprint"]
     assert recorded["answer_extraction_think"] == "after_last_close"
+
+
+def test_answer_format_reaches_the_prompt_rewards_run_json_rollout_logs_and_held_out_eval(tmp_path):
+    """``answer_format: gsm8k``: the training prompt teaches ``#### <answer>``, the rewards read it, run.json and each
+    rollout log record it (with its fingerprint), and the held-out eval task gets the same ``-T answer_format``."""
+    import json
+
+    from problems.domains import reward_funcs
+    from problems.math_data import MathProblem
+    from problems.math_domain import MATH
+    from rewards import ANSWER_FORMATS, verifier_id
+    from train.artifacts.held_out import held_out_task_args
+    from train.artifacts.manifest import build_manifest, rollout_metadata, write_manifest
+    from train.data.rows import to_dataset
+
+    script_args, training_args, model_args = parse("--answer_format", "gsm8k", "--output_dir", str(tmp_path))
+    correctness, fmt = reward_funcs(script_args.reward_funcs, think="none", answer_format=script_args.answer_format)
+    assert correctness(["24 - 5 = 19\n#### 19", "ANSWER: 19"], answer=["19", "19"]) == [1.0, 0.0]
+    assert fmt(["#### 19", "ANSWER: 19"]) == [1.0, 0.0]
+    (row,) = to_dataset([MathProblem("q", "What is 2+3?", "5")], 1, answer_format=script_args.answer_format)
+    assert row["prompt"][0]["content"] == ANSWER_FORMATS["gsm8k"].instruction
+    assert row["prompt"][2]["content"].endswith("\n#### 3") and row["prompt"][-1]["content"] == "What is 2+3?"
+    manifest = build_manifest(script_args, training_args, model_args)
+    write_manifest(manifest, tmp_path, step=1)
+    recorded = json.loads((tmp_path / "run.json").read_text())
+    assert recorded["answer_format"] == "gsm8k" and recorded["config"]["script"]["answer_format"] == "gsm8k"
+    assert recorded["verifier_fingerprint"] == verifier_id("none", "gsm8k")["verifier_fingerprint"]
+    assert recorded["verifier_fingerprint"] != verifier_id()["verifier_fingerprint"]
+    assert rollout_metadata(manifest)["answer_format"] == "gsm8k"
+    assert held_out_task_args(script_args, 20, 96, MATH)["answer_format"] == "gsm8k"
 
 
 def test_the_arithmetic_defaults_are_the_generators_and_the_eval_tasks():
