@@ -3,9 +3,13 @@ prompt_template, its own strict scorer), written as the page gives it to a direc
 CPU step through the page's ``train/grpo.py --inspect_task`` command; its rollout log's rewards equal the task's
 scorer re-run on the logged completions sample by sample (the page's ``inspect score`` command); the held-out eval
 during training ran the task (its own chain and scorer) on the held-out ids, through Inspect, on the policy. One
-real run (module-scoped). The page's two Inspect commands through the real command line, ``inspect eval`` of the
-task on the checkpoint (exit 0, a successful log, scored samples) and ``inspect score``, are slow (CI runs them):
-a second load of the model, where the held-out eval already ran the task through Inspect."""
+real run (module-scoped), then the page's two Inspect commands through the real command line: ``inspect eval`` of the
+task on the checkpoint (exit 0, a successful log, scored samples) and ``inspect score``.
+
+Slow and ci, the whole module (CI's slow phase runs it, the run once): a real training run of its own, which the
+default suite's 12-minute budget on the slower (AVX2) CPU kind has no room for; the default suite checks the bridge
+without a model (tests/inspect_tasks/: prompts, rewards against a real inspect eval, parity, re-scoring, the
+pre-flight) and trains on CPU through the same trainer in tests/integration/test_train_run.py."""
 
 from __future__ import annotations
 
@@ -26,6 +30,8 @@ from inspect_ai.util import registry_create
 from tests.helpers import BIN, CPU_CONFIG, REPO
 from train.artifacts import curve
 from train.grpo import cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.ci]
 
 PAGE = REPO / "docs" / "inspect-tasks.md"
 HOME = "~/my-task"  # where the page puts the task file
@@ -150,8 +156,6 @@ def test_the_rollout_rewards_are_the_tasks_scorer_re_run_sample_by_sample(traine
         assert sample.scores["train_last_line_answer"].value == to_float(sample.scores["last_line_answer"].value)
 
 
-@pytest.mark.slow
-@pytest.mark.ci
 def test_the_pages_inspect_commands_on_the_command_line(trained, tmp_path):
     """``inspect eval`` of the task on the checkpoint exits 0 with a successful log and scored samples (Inspect exits
     0 even when a task errored: the log says); ``inspect score`` of the rollout log gives back the training rewards."""
