@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import re
 
-_TEXT_OPEN = re.compile(r"\\(?:text|textrm|textnormal|textit|textbf|textsf|mathrm|mbox)\s*\{")
+from rewards.math.vocabulary import TEXT_MACROS
+
+_TEXT_OPEN = re.compile("(?:" + "|".join(map(re.escape, TEXT_MACROS)) + r")\s*\{")
 _GAPS = re.compile(r"\\[,;:! ]|~|\\(?:thinspace|medspace|thickspace)(?![A-Za-z])")
 
 _ORDINAL = re.compile(r"\s*(?P<number>\d{1,9})\s*\^?\s*(?P<suffix>st|nd|rd|th)\s*")
